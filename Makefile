@@ -1,0 +1,46 @@
+# robust-futex-matrix: the entry points. The work is done by scripts/rfm;
+# these targets only name it. Variables (KERNELS, TARGETS, EXTRA, V, ACCEL,
+# JOBS, TARGET, KERNEL, RFM_CACHE, RFM_OUT) are passed through the
+# environment.
+export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT
+
+RFM := python3 scripts/rfm
+
+.PHONY: run check host-test matrix-check report kernels shell deps clean help
+
+## run: build the kernels, boot every target, print the matrix (KERNELS=series)
+run:
+	$(RFM) run
+
+## check: the tests: host-side unit tests, then the matrix with the
+## series, stock and baseline (negative control) kernels
+check: host-test matrix-check
+
+host-test:
+	$(RFM) host-tests
+
+matrix-check:
+	$(RFM) matrix-check
+
+## report: render out/ again (matrix.txt, matrix.json, junit.xml)
+report:
+	$(RFM) report
+
+## kernels: build (or find in the cache) the kernels only
+kernels:
+	$(RFM) kernels
+
+## shell: an interactive busybox shell in a guest (TARGET=i386 KERNEL=series)
+shell:
+	$(RFM) shell
+
+## deps: install the Debian packages the matrix needs (as root)
+deps:
+	$(RFM) deps
+
+## clean: remove out/ (the build cache is kept; see README)
+clean:
+	rm -rf out
+
+help:
+	@sed -n 's/^## //p' Makefile

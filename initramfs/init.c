@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * init - PID 1 of the test guest.
+ *
+ * Mounts the pseudo file systems, runs every program in /tests (sorted by
+ * name, each with a timeout and in its own session), and reports KTAP on
+ * the results port: the second serial port, so that kernel messages on
+ * the console can never interleave with results. Each program's own KTAP
+ * is nested as a subtest. The last line is the completion marker the host
+ * waits for; anything short of it is an incomplete run. Then it reboots,
+ * which QEMU (-no-reboot) turns into an exit.
+ *
+ * Kernel command line:
+ *	rfm.mode=tests|shell|probe	(default tests)
+ *	rfm.timeout=SECONDS		per program (default 300)
+ *	rfm.target=NAME			echoed into the report
+ *
+ * Built once per word size: the 32-bit build is the init of the ia32 and
+ * i386 targets, so their whole user space is 32-bit.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TESTS_DIR	"/tests"
+#define RESULTS_PORT	"/dev/ttyS1"
+#define CONSOLE_PORT	"/dev/ttyS0"
+#define MAX_TESTS	256
+#define COMPLETE_MARKER	"# rfm-complete"
+
+static FILE *results;
+
+static void report(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static void report(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(results, fmt, ap);
+	va_end(ap);
+	fflush(results);
+}
+
+/* A message for the console log (the kernel's log, not the results). */
+static void say(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rfm-init: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void power_off(void)
+{
+	sync();
+	reboot(RB_AUTOBOOT);
+	/* Not reached; if it is, the host's timeout ends the guest. */
+	for (;;)
+		pause();
+}
+
+static void mount_or_say(const char *src, const char *dst, const char *type,
+			 unsigned long flags, const char *data)
+{
+	mkdir(dst, 0755);
+	if (mount(src, dst, type, flags, data) && errno != EBUSY)
+		say("mount %s on %s: %s", type, dst, strerror(errno));
+}
+
+/* Value of "key=" on the kernel command line, or @def. */
+static const char *cmdline_get(const char *key, const char *def)
+{
+	static char buf[4096];
+	static int loaded;
+	size_t klen = strlen(key);
+	char *tok, *save;
+	static char value[256];
+
+	if (!loaded) {
+		int fd = open("/proc/cmdline", O_RDONLY);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = '\0';
+		if (fd >= 0)
+			close(fd);
+		loaded = 1;
+	}
+	char copy[sizeof(buf)];
+
+	memcpy(copy, buf, sizeof(buf));
+	for (tok = strtok_r(copy, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save)) {
+		if (!strncmp(tok, key, klen) && tok[klen] == '=') {
+			snprintf(value, sizeof(value), "%s", tok + klen + 1);
+			return value;
+		}
+	}
+	return def;
+}
+
+static FILE *open_results_port(void)
+{
+	struct termios t;
+	int fd = open(RESULTS_PORT, O_WRONLY | O_NOCTTY);
+
+	if (fd < 0) {
+		say("cannot open %s: %s", RESULTS_PORT, strerror(errno));
+		return NULL;
+	}
+	/* Raw: no \r\n translation, the host reads exactly what we write. */
+	if (!tcgetattr(fd, &t)) {
+		cfmakeraw(&t);
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	return fdopen(fd, "w");
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_tests(char **names)
+{
+	DIR *dir = opendir(TESTS_DIR);
+	struct dirent *de;
+	int n = 0;
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)) && n < MAX_TESTS) {
+		if (de->d_name[0] == '.')
+			continue;
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(dir);
+	qsort(names, n, sizeof(*names), by_name);
+	return n;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Copy one chunk of the program's output, indenting every line. */
+static void relay(const char *buf, ssize_t n, int *at_line_start)
+{
+	for (ssize_t i = 0; i < n; i++) {
+		if (*at_line_start)
+			fputs("    ", results);
+		fputc(buf[i], results);
+		*at_line_start = buf[i] == '\n';
+	}
+	fflush(results);
+}
+
+/* Reap orphans re-parented to us so they do not pile up as zombies. */
+static void reap_orphans(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* Run one program; print its output as a subtest and its result line. */
+static int run_test(int number, const char *name, long timeout_ms)
+{
+	char path[512], buf[4096];
+	int pipefd[2], status = 0, at_line_start = 1, timed_out = 0;
+	long deadline = now_ms() + timeout_ms;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", TESTS_DIR, name);
+	report("    # Subtest: %s\n", name);
+	if (pipe(pipefd)) {
+		report("not ok %d %s # pipe: %s\n", number, name, strerror(errno));
+		return 1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		setsid();
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		chdir("/tmp");
+		execl(path, name, (char *)NULL);
+		printf("# exec %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	if (pid < 0) {
+		close(pipefd[0]);
+		report("not ok %d %s # fork: %s\n", number, name, strerror(errno));
+		return 1;
+	}
+
+	for (;;) {
+		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+		long left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		/*
+		 * Orphans are reaped only after the program ends: reaping
+		 * here could reap the program itself and lose its status.
+		 */
+		if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left) <= 0)
+			continue;
+		n = read(pipefd[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		relay(buf, n, &at_line_start);
+	}
+	close(pipefd[0]);
+	if (!at_line_start)
+		fputc('\n', results);
+
+	if (timed_out) {
+		/* Its session holds everything it started. */
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	kill(-pid, SIGKILL);
+	reap_orphans();
+
+	if (timed_out) {
+		report("not ok %d %s # TIMEOUT after %ld s\n", number, name,
+		       timeout_ms / 1000);
+		return 1;
+	}
+	if (WIFSIGNALED(status)) {
+		report("not ok %d %s # killed by signal %d\n", number, name,
+		       WTERMSIG(status));
+		return 1;
+	}
+	if (WEXITSTATUS(status)) {
+		report("not ok %d %s # exit status %d\n", number, name,
+		       WEXITSTATUS(status));
+		return 1;
+	}
+	report("ok %d %s\n", number, name);
+	return 0;
+}
+
+static void run_tests(void)
+{
+	char *names[MAX_TESTS];
+	long timeout_ms = atol(cmdline_get("rfm.timeout", "300")) * 1000L;
+	struct utsname u;
+	int n = list_tests(names);
+
+	uname(&u);
+	report("KTAP version 1\n");
+	report("# rfm-target: %s\n", cmdline_get("rfm.target", "unknown"));
+	report("# rfm-kernel: %s %s %s\n", u.sysname, u.release, u.machine);
+	report("# rfm-init: %d-bit\n", (int)sizeof(long) * 8);
+	report("1..%d\n", n);
+	for (int i = 0; i < n; i++)
+		run_test(i + 1, names[i], timeout_ms);
+	report(COMPLETE_MARKER " %d\n", n);
+}
+
+/* `make shell`: an interactive busybox shell on the console. */
+static void run_shell(void)
+{
+	pid_t pid;
+
+	say("shell mode: busybox sh on %s; 'exit' powers off", CONSOLE_PORT);
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+
+		setsid();
+		fd = open(CONSOLE_PORT, O_RDWR);
+		if (fd >= 0) {
+			ioctl(fd, TIOCSCTTY, 0);
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (fork() == 0) {
+			execl("/bin/busybox", "busybox", "--install", "-s", "/bin",
+			      (char *)NULL);
+			_exit(127);
+		}
+		wait(NULL);
+		setenv("PATH", "/bin:/tests", 1);
+		setenv("PS1", "rfm-guest# ", 1);
+		chdir("/tests");
+		execl("/bin/busybox", "sh", (char *)NULL);
+		say("exec busybox: %s", strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+int main(void)
+{
+	const char *mode;
+
+	mount_or_say("proc", "/proc", "proc", 0, NULL);
+	mount_or_say("sysfs", "/sys", "sysfs", 0, NULL);
+	mount_or_say("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mount_or_say("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
+	mount_or_say("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");
+	mode = cmdline_get("rfm.mode", "tests");
+
+	if (!strcmp(mode, "shell")) {
+		run_shell();
+		power_off();
+	}
+
+	results = open_results_port();
+	if (!results)
+		power_off();
+	if (!strcmp(mode, "probe"))
+		report(COMPLETE_MARKER " 0\n");
+	else
+		run_tests();
+	power_off();
+	return 0;
+}

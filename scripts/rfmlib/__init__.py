@@ -1,0 +1,1 @@
+"""robust-futex-matrix: build, boot and compare the robust-futex matrix."""

@@ -1,0 +1,198 @@
+"""Commands behind the Makefile: run, check, report, kernels, shell, deps.
+
+Knobs come from the environment (the Makefile passes its variables on):
+KERNELS, TARGETS, EXTRA, V, ACCEL, JOBS, RFM_CACHE, RFM_OUT, BOOT_TIMEOUT,
+RUN_TIMEOUT, TARGET/KERNEL (shell).
+"""
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
+from .log import Fatal, progress
+from .targets import (CHECK_KERNELS, DEFAULT_RUN_KERNELS, KERNEL_VARIANTS,
+                      select_kernels, select_targets, target)
+
+CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
+DEVIATIONS = config.PATCHES / "deviations.txt"
+
+
+def build_kernels(kernels, targets):
+    """{(kernel, kconfig): image dir}, and {kernel: why unavailable}."""
+    images, unavailable, described = {}, {}, {}
+    for kernel in kernels:
+        patches = tree.patches_for(KERNEL_VARIANTS[kernel]["patches"])
+        if patches is None:
+            unavailable[kernel] = ("patches/series is empty, so there is no "
+                                   "removal patch to build it from yet")
+            continue
+        described[kernel] = "%s + %d patch(es)" % (config.LINUX_VERSION, len(patches))
+        slot = kernel if patches else "stock"
+        path, key = tree.variant_tree(slot, patches)
+        for kc in sorted({t.kconfig for t in targets}):
+            images[(kernel, kc)] = kbuild.build(path, slot, key, kc,
+                                                label="%s/%s" % (kernel, kc))
+    return images, unavailable, described
+
+
+def boot_all(jobs, accel, out):
+    """Boot (kernel, target, image, initramfs, programs) jobs in parallel."""
+    def one(job):
+        kernel, t, image, initrd, programs = job
+        d = out / kernel / t.name
+        b = qemu.boot(t, image / "bzImage", initrd, d, accel)
+        progress("boot", "%s/%s: %s in %.1fs%s" % (
+            kernel, t.name, b.status, b.seconds, " (%s)" % b.detail if b.detail else ""))
+        return kernel, t, b, programs
+
+    runs = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs()) as ex:
+        for kernel, t, b, programs in ex.map(one, jobs):
+            d = out / kernel / t.name
+            runs.setdefault(kernel, {})[t.name] = load_guest_run(
+                d, t.name, b.status, b.seconds, b.detail, programs)
+    return runs
+
+
+def load_guest_run(d, target_name, status, seconds, detail, programs):
+    results = d / "results.ktap"
+    console = d / "console.log"
+    return compare.GuestRun(
+        target=target_name, boot_status=status,
+        run=ktap.parse(results.read_text(errors="replace") if results.exists() else ""),
+        console=ktap.scan_console(console.read_text(errors="replace")
+                                  if console.exists() else ""),
+        programs=tuple(programs), seconds=seconds, detail=detail)
+
+
+def matrix_run(kernels, targets, extra):
+    deps.ensure()
+    out = config.out_dir()
+    pristine = tree.pristine_tree()
+    images, unavailable, described = build_kernels(kernels, targets)
+    initrds = {}
+    for word in sorted({t.word for t in targets}, reverse=True):
+        cpio, tests, extras = guest.build_initramfs(pristine, word, extra)
+        initrds[word] = (cpio, tests + extras)
+    jobs = [(k, t, images[(k, t.kconfig)]) + initrds[t.word]
+            for k in kernels if k not in unavailable for t in targets]
+    accel = "tcg"
+    if jobs:
+        k, t, image, initrd, _ = jobs[0]
+        accel = qemu.choose_accel(t, image / "bzImage", initrd)
+    for k in kernels:
+        shutil.rmtree(out / k, ignore_errors=True)
+    progress("boot", "%d guest(s), %s, up to %d at a time" % (len(jobs), accel, config.jobs()))
+    runs = boot_all(jobs, accel, out)
+    meta = {"tree": "%s %s" % (config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION),
+            "accel": accel, "kernels": described,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "extra": str(extra or "")}
+    (out / "run.json").write_text(json.dumps({
+        "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
+        "unavailable": unavailable,
+        "guests": {k: {t: {"status": r.boot_status, "seconds": r.seconds, "detail": r.detail,
+                           "programs": list(r.programs)} for t, r in v.items()}
+                   for k, v in runs.items()}}, indent=1))
+    return render(runs, kernels, targets, unavailable, meta, out)
+
+
+def render(runs, kernels, targets, unavailable, meta, out):
+    matrix = compare.build_matrix(
+        runs, targets, kernels, deviations=compare.load_rules(DEVIATIONS),
+        control=compare.load_rules(CONTROL_RULES), unavailable=unavailable, meta=meta)
+    text = report.write_all(matrix, out)
+    print()
+    print(text, end="")
+    print("(written: %s/matrix.txt, matrix.json, junit.xml)" % out)
+    return matrix["summary"]["exit_status"]
+
+
+def cmd_report(_args):
+    """Re-read out/ (results and console logs) and render the matrix again."""
+    out = config.out_dir()
+    state = json.loads((out / "run.json").read_text())
+    targets = select_targets(",".join(state["targets"]))
+    runs = {}
+    for k, by_t in state["guests"].items():
+        for t, g in by_t.items():
+            runs.setdefault(k, {})[t] = load_guest_run(
+                out / k / t, t, g["status"], g["seconds"], g["detail"], g["programs"])
+    return render(runs, state["kernels"], targets, state["unavailable"], state["meta"], out)
+
+
+def cmd_run(args):
+    kernels = select_kernels(os.environ.get("KERNELS"), args.default_kernels)
+    targets = select_targets(os.environ.get("TARGETS"))
+    return matrix_run(kernels, targets, os.environ.get("EXTRA") or None)
+
+
+def cmd_host_tests(_args):
+    r = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s",
+                        str(config.REPO / "tests" / "host"), "-t",
+                        str(config.REPO), "-v"],
+                       cwd=config.REPO, env=dict(os.environ, PYTHONPATH=str(config.REPO / "scripts")))
+    return r.returncode
+
+
+def cmd_kernels(_args):
+    deps.ensure()
+    kernels = select_kernels(os.environ.get("KERNELS"), DEFAULT_RUN_KERNELS)
+    _, unavailable, _ = build_kernels(kernels, select_targets(os.environ.get("TARGETS")))
+    for k, why in unavailable.items():
+        print("%s: not available: %s" % (k, why))
+    return 0
+
+
+def cmd_shell(_args):
+    deps.ensure()
+    t = target(os.environ.get("TARGET") or "x86_64")
+    kernel = os.environ.get("KERNEL") or "series"
+    images, unavailable, _ = build_kernels((kernel,), (t,))
+    if unavailable:
+        raise Fatal("%s: %s" % (kernel, unavailable[kernel]))
+    cpio, _, _ = guest.build_initramfs(tree.pristine_tree(), t.word,
+                                       os.environ.get("EXTRA") or None)
+    accel = os.environ.get("ACCEL") or "tcg"
+    cmd = qemu.qemu_command(t, images[(kernel, t.kconfig)] / "bzImage", cpio,
+                            accel, "shell", None, None)
+    print("Booting %s/%s; the tests are in /tests; `exit` powers off; "
+          "Ctrl-a x quits QEMU." % (kernel, t.name), flush=True)
+    return subprocess.run(cmd).returncode
+
+
+def cmd_deps(_args):
+    deps.ensure()
+    print("all packages present")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="rfm")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("run", help="build, boot and print the matrix")
+    p.set_defaults(fn=cmd_run, default_kernels=DEFAULT_RUN_KERNELS)
+    p = sub.add_parser("matrix-check", help="the matrix with the check kernels")
+    p.set_defaults(fn=cmd_run, default_kernels=CHECK_KERNELS)
+    sub.add_parser("host-tests").set_defaults(fn=cmd_host_tests)
+    sub.add_parser("report").set_defaults(fn=cmd_report)
+    sub.add_parser("kernels").set_defaults(fn=cmd_kernels)
+    sub.add_parser("shell").set_defaults(fn=cmd_shell)
+    sub.add_parser("deps").set_defaults(fn=cmd_deps)
+    args = ap.parse_args(argv)
+    try:
+        return args.fn(args)
+    except Fatal as e:
+        print("error: %s" % e, file=sys.stderr)
+        return e.status
+    except ValueError as e:   # a bad KERNELS=/TARGETS= value
+        print("error: %s" % e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,270 @@
+"""The one comparer: joins runs on case name, across targets and kernels.
+
+Input: {kernel: {target: GuestRun}} plus the target table. Output: a plain
+dict (the content of matrix.json) that report.py renders. Three questions:
+
+1. Across targets, per kernel: does every case have the same status and
+   the same observations on every target? An observation marked [abi] need
+   only agree between targets of the same ABI; one marked [target: why] may
+   differ, and the reason is shown. A SKIP, ERROR or MISS is never
+   agreement.
+2. Across kernels, per target: does `series` match `stock` on every case
+   (status and observations), except where deviations.txt names the case?
+3. The negative control: does `baseline` fail what tests/negative-control.txt
+   says it must (so the tests can be seen to fail)?
+"""
+import fnmatch
+from dataclasses import dataclass, field
+
+from . import ktap
+from .ktap import PASS, FAIL, SKIP, ERROR, MISS
+
+NA = "-"   # the case is not built for this target's word size
+
+
+@dataclass
+class GuestRun:
+    """What one boot left: its status, parsed results and console findings."""
+    target: str
+    boot_status: str                     # see qemu.Boot.status
+    run: ktap.Run
+    console: list = field(default_factory=list)   # [(kind, line)]
+    programs: tuple = ()                 # programs the image held
+    seconds: float = 0.0
+    detail: str = ""
+
+
+def load_rules(path):
+    """[(glob, text)] from a file of `glob  text` lines (# comments)."""
+    rules = []
+    if path and path.exists():
+        for line in path.read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                glob, _, text = line.replace("\t", " ").partition(" ")
+                rules.append((glob, text.strip()))
+    return rules
+
+
+def _match(rules, key):
+    for glob, text in rules:
+        if fnmatch.fnmatchcase(key, glob):
+            return text
+    return None
+
+
+def _cell(run, key):
+    case = run.run.cases().get(key)
+    if case is not None:
+        return {"status": case.status, "reason": case.reason,
+                "obs": {k: {"value": o.value, "scope": o.scope, "why": o.why}
+                        for k, o in case.obs.items()},
+                "diag": case.diag}
+    suite = key.split(".", 1)[0]
+    if run.programs and suite not in run.programs:
+        return {"status": NA, "reason": "not built for this word size",
+                "obs": {}, "diag": []}
+    why = ("guest run %s" % run.boot_status if run.boot_status != "complete"
+           else "not reported")
+    return {"status": MISS, "reason": why, "obs": {}, "diag": []}
+
+
+def _case_keys(runs):
+    keys = []
+    for run in runs:
+        for key in run.run.cases():
+            if key not in keys:
+                keys.append(key)
+    return keys
+
+
+def _obs_verdict(cells, abi_of):
+    """(differences, notes) for the observations of one case."""
+    diffs, notes = [], []
+    keys = []
+    for cell in cells.values():
+        keys += [k for k in cell["obs"] if k not in keys]
+    for key in keys:
+        values = {t: c["obs"].get(key) for t, c in cells.items()}
+        absent = [t for t, v in values.items() if v is None]
+        if absent:
+            diffs.append("%s not observed on %s" % (key, ",".join(absent)))
+            continue
+        scope = next(iter(values.values()))["scope"]
+        shown = "|".join(v["value"] for v in values.values())
+        if scope == "target":
+            if len({v["value"] for v in values.values()}) > 1:
+                notes.append("expected: %s=%s (%s)" % (
+                    key, shown, next(iter(values.values()))["why"]))
+            continue
+        groups = {}
+        for t, v in values.items():
+            groups.setdefault(abi_of[t] if scope == "abi" else "all",
+                              set()).add(v["value"])
+        if any(len(g) > 1 for g in groups.values()):
+            diffs.append("%s=%s" % (key, shown))
+        elif scope == "abi" and len({v["value"] for v in values.values()}) > 1:
+            notes.append("abi: %s=%s" % (key, shown))
+    return diffs, notes
+
+
+def compare_targets(runs_by_target, targets):
+    """Rows of one kernel's matrix: a verdict per case across targets."""
+    abi_of = {t.name: t.abi for t in targets}
+    runs = [runs_by_target[t.name] for t in targets if t.name in runs_by_target]
+    rows = []
+    for key in _case_keys(runs):
+        cells = {r.target: _cell(r, key) for r in runs}
+        live = {t: c for t, c in cells.items() if c["status"] != NA}
+        statuses = {c["status"] for c in live.values()}
+        bad = [t for t, c in live.items() if c["status"] in (MISS, ERROR)]
+        skipped = [t for t, c in live.items() if c["status"] == SKIP]
+        if bad:
+            verdict, agree = "incomplete: %s on %s" % (
+                "/".join(sorted({live[t]["status"] for t in bad})), ",".join(bad)), False
+        elif skipped:
+            verdict, agree = "not compared: SKIP on %s" % ",".join(skipped), None
+        elif len(statuses) > 1:
+            verdict, agree = "DIFFER: status %s" % "|".join(
+                c["status"] for c in live.values()), False
+        else:
+            diffs, notes = _obs_verdict(live, abi_of)
+            if diffs:
+                verdict, agree = "DIFFER: " + "; ".join(diffs), False
+            else:
+                verdict, agree = "; ".join(["agree"] + notes), True
+        if len(live) == 1 and agree:
+            verdict = "only on %s" % next(iter(live))
+        rows.append({"case": key, "cells": cells, "verdict": verdict,
+                     "agree": agree})
+    return rows
+
+
+def compare_kernels(rows_by_kernel, ref, other, deviations):
+    """series vs stock: per target and case, status and observations."""
+    out = []
+    ref_rows = {r["case"]: r for r in rows_by_kernel.get(ref, [])}
+    for row in rows_by_kernel.get(other, []):
+        base = ref_rows.get(row["case"])
+        for target, cell in row["cells"].items():
+            if cell["status"] == NA:
+                continue
+            theirs = base["cells"].get(target) if base else None
+            if theirs is None:
+                verdict = "missing on %s" % ref
+            elif theirs["status"] != cell["status"]:
+                verdict = "status %s vs %s" % (cell["status"], theirs["status"])
+            else:
+                diff = [k for k in set(cell["obs"]) | set(theirs["obs"])
+                        if (cell["obs"].get(k) or {}).get("value")
+                        != (theirs["obs"].get(k) or {}).get("value")]
+                verdict = ("obs differ: " + ", ".join(sorted(diff))) if diff else None
+            if verdict is None:
+                continue
+            why = _match(deviations, row["case"])
+            out.append({"case": row["case"], "target": target,
+                        "difference": verdict, "deviation": why,
+                        "ok": why is not None})
+    return out
+
+
+def check_control(rows, rules):
+    """The negative control: each rule `glob  FAIL` or `glob  obs k=v`
+    must hold on every target where the case runs, and match something."""
+    results = []
+    for glob, expect in rules:
+        matched = [r for r in rows if fnmatch.fnmatchcase(r["case"], glob)]
+        if not matched:
+            results.append({"rule": "%s %s" % (glob, expect), "ok": False,
+                            "detail": "matches no case: the control proves nothing"})
+            continue
+        violations = []
+        for row in matched:
+            for target, cell in row["cells"].items():
+                if cell["status"] == NA:
+                    continue
+                if expect == FAIL:
+                    if cell["status"] != FAIL:
+                        violations.append("%s on %s is %s" % (
+                            row["case"], target, cell["status"]))
+                elif expect.startswith("obs "):
+                    k, _, v = expect[4:].partition("=")
+                    got = (cell["obs"].get(k) or {}).get("value")
+                    if got != v:
+                        violations.append("%s on %s: %s=%s" % (
+                            row["case"], target, k, got))
+        results.append({"rule": "%s %s" % (glob, expect), "ok": not violations,
+                        "cases": len(matched),
+                        "detail": "; ".join(violations) or "holds"})
+    return results
+
+
+def build_matrix(runs, targets, kernels, deviations=(), control=(),
+                 unavailable=None, meta=None):
+    """Everything matrix.json holds, including the exit status."""
+    unavailable = unavailable or {}
+    matrix = {"meta": dict(meta or {}), "targets": [t.name for t in targets],
+              "kernels": {}, "kernel_comparison": [], "control": None}
+    failures, incomplete = [], []
+    rows_by_kernel = {}
+    for kernel in kernels:
+        if kernel in unavailable:
+            matrix["kernels"][kernel] = {"available": False,
+                                         "reason": unavailable[kernel]}
+            continue
+        by_target = runs.get(kernel, {})
+        rows = compare_targets(by_target, targets)
+        rows_by_kernel[kernel] = rows
+        guests = {}
+        for t in targets:
+            run = by_target.get(t.name)
+            if run is None:
+                guests[t.name] = {"boot": "not run"}
+                incomplete.append("%s/%s not run" % (kernel, t.name))
+                continue
+            guests[t.name] = {"boot": run.boot_status, "seconds": round(run.seconds, 1),
+                              "detail": run.detail, "kernel": run.run.meta.get("kernel", ""),
+                              "console": [{"kind": k, "line": l} for k, l in run.console],
+                              "problems": run.run.problems,
+                              "foreign_lines": run.run.foreign_lines}
+            if run.boot_status != "complete":
+                incomplete.append("%s/%s: guest %s %s" % (
+                    kernel, t.name, run.boot_status, run.detail))
+            if run.console:
+                failures.append("%s/%s: kernel trouble on the console: %s" % (
+                    kernel, t.name, run.console[0][1]))
+        matrix["kernels"][kernel] = {"available": True, "guests": guests,
+                                     "cases": rows}
+        if kernel == "baseline":
+            continue   # its failures are the point; judged by the control
+        for row in rows:
+            if row["agree"] is False:
+                (incomplete if row["verdict"].startswith("incomplete")
+                 else failures).append("%s: %s: %s" % (kernel, row["case"], row["verdict"]))
+            for t, cell in row["cells"].items():
+                if cell["status"] in (FAIL, ERROR):
+                    failures.append("%s/%s: %s %s" % (kernel, t, row["case"], cell["status"]))
+    if "series" in rows_by_kernel and "stock" in rows_by_kernel:
+        cmp_rows = compare_kernels(rows_by_kernel, "stock", "series", deviations)
+        matrix["kernel_comparison"] = cmp_rows
+        failures += ["series vs stock: %s on %s: %s" % (c["case"], c["target"], c["difference"])
+                     for c in cmp_rows if not c["ok"]]
+    if "baseline" in kernels:
+        if "baseline" in rows_by_kernel:
+            ctl = check_control(rows_by_kernel["baseline"], control)
+            matrix["control"] = {"available": True, "rules": ctl}
+            failures += ["negative control: %s: %s" % (c["rule"], c["detail"])
+                         for c in ctl if not c["ok"]]
+        else:
+            matrix["control"] = {"available": False,
+                                 "reason": unavailable.get("baseline", "")}
+    counts = {s: 0 for s in ktap.STATUSES}
+    for kernel, rows in rows_by_kernel.items():
+        for row in rows:
+            for cell in row["cells"].values():
+                if cell["status"] in counts:
+                    counts[cell["status"]] += 1
+    status = 1 if failures else 2 if incomplete else 0
+    matrix["summary"] = {"exit_status": status, "counts": counts,
+                         "failures": failures, "incomplete": incomplete}
+    return matrix

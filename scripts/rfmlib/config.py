@@ -1,0 +1,36 @@
+"""Paths and the pinned kernel tree: where things live, in one place."""
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The tree the series was made for. The series is checked against it before
+# patching; another version fails with a message naming both.
+LINUX_SOURCE_PACKAGE = "linux-source-6.1"
+LINUX_SOURCE_DEB_VERSION = "6.1.192-3"
+LINUX_VERSION = "6.1.192"
+LINUX_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
+LINUX_TOPDIR = "linux-source-6.1"
+
+PATCHES = REPO / "patches"
+KCONFIG = REPO / "kconfig"
+
+
+def cache_dir():
+    """Build cache, outside the repo: $RFM_CACHE, else XDG, else ~/.cache."""
+    if os.environ.get("RFM_CACHE"):
+        return Path(os.environ["RFM_CACHE"]).resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(base) / "robust-futex-matrix"
+
+
+def out_dir():
+    return Path(os.environ.get("RFM_OUT") or REPO / "out").resolve()
+
+
+def jobs():
+    return int(os.environ.get("JOBS") or os.cpu_count() or 1)
+
+
+def verbose():
+    return os.environ.get("V", "0") not in ("", "0")

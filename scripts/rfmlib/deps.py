@@ -1,0 +1,100 @@
+"""Host packages: check what is missing; install it as root, or say how."""
+import os
+import shutil
+import subprocess
+
+from . import config
+from .log import Fatal, progress
+
+# Debian package -> why the matrix needs it.
+PACKAGES = {
+    "make": "the build",
+    "gcc": "kernels and test programs",
+    "libc6-dev": "static 64-bit test programs",
+    "gcc-multilib": "static 32-bit test programs (-m32)",
+    "flex": "kernel build (kconfig)",
+    "bison": "kernel build (kconfig)",
+    "bc": "kernel build",
+    "libelf-dev": "kernel build (objtool on x86_64)",
+    "xz-utils": "extracting linux-source",
+    "perl": "kernel build scripts",
+    "python3": "the driver, parser and comparer",
+    "qemu-system-x86": "booting the guests",
+    "busybox-static": "the guest shell (64-bit)",
+    config.LINUX_SOURCE_PACKAGE: "the kernel tree",
+}
+
+
+def installed_version(package):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}",
+                        package], capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.startswith("install ok installed"):
+        return None
+    return r.stdout.split("\t", 1)[1]
+
+
+def _wanted_spec(package):
+    if package == config.LINUX_SOURCE_PACKAGE:
+        return "%s=%s" % (package, config.LINUX_SOURCE_DEB_VERSION)
+    return package
+
+
+def missing_packages():
+    missing = []
+    for package in PACKAGES:
+        version = installed_version(package)
+        if version is None:
+            missing.append(_wanted_spec(package))
+        elif (package == config.LINUX_SOURCE_PACKAGE
+              and version != config.LINUX_SOURCE_DEB_VERSION):
+            missing.append(_wanted_spec(package))
+    return missing
+
+
+def apt_install(specs):
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-q"],
+                ["apt-get", "install", "-y", "-q", "--allow-downgrades"]
+                + specs):
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fatal("%s failed:\n%s" % (" ".join(cmd),
+                                             r.stdout[-2000:] + r.stderr[-2000:]))
+
+
+def ensure_i386_arch():
+    """busybox for the i386 guest comes from Debian's i386 archive."""
+    r = subprocess.run(["dpkg", "--print-foreign-architectures"],
+                       capture_output=True, text=True)
+    if "i386" in r.stdout.split():
+        return True
+    if os.geteuid() != 0:
+        return False
+    subprocess.run(["dpkg", "--add-architecture", "i386"], check=True)
+    subprocess.run(["apt-get", "update", "-q"], check=True,
+                   capture_output=True)
+    return True
+
+
+def ensure():
+    missing = missing_packages()
+    i386_ok = ensure_i386_arch()
+    if not missing and i386_ok:
+        return
+    line = "apt-get update && apt-get install -y %s" % " ".join(missing)
+    if os.geteuid() != 0:
+        raise Fatal("missing packages; as root run:\n    %s%s" % (
+            ("dpkg --add-architecture i386 && " if not i386_ok else ""),
+            line))
+    progress("deps", "installing: %s" % " ".join(missing))
+    apt_install(missing)
+    still = missing_packages()
+    if still:
+        raise Fatal("still missing after apt-get: %s" % " ".join(still))
+
+
+def require_commands(*names):
+    gone = [n for n in names if shutil.which(n) is None]
+    if gone:
+        raise Fatal("command(s) not found: %s (run `make deps` as root)"
+                    % ", ".join(gone))

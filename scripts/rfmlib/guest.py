@@ -1,0 +1,177 @@
+"""Guest user space: static test programs, init, busybox, the initramfs.
+
+Per word size (64 or 32) one image: /init, /bin/busybox and /tests/*, the
+project's own programs plus any EXTRA ones of that word size.
+"""
+import hashlib
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+from . import config
+from .log import Fatal, progress
+
+CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
+# e_ident[EI_CLASS] and e_machine of the programs each word size runs.
+ELF_KINDS = {64: (2, 62), 32: (1, 3)}
+
+
+def sources_for(word):
+    """(name, path) of every test program for a word size: shared cases in
+    tests/common plus the word-size-only ones in tests64/ or tests32/."""
+    dirs = [config.REPO / "tests" / "common", config.REPO / ("tests%d" % word)]
+    found = {}
+    for d in dirs:
+        for src in sorted(d.glob("*.c")) if d.is_dir() else []:
+            if src.stem in found:
+                raise Fatal("test program %s is defined twice: %s and %s"
+                            % (src.stem, found[src.stem], src))
+            found[src.stem] = src
+    return sorted(found.items())
+
+
+def _hash_files(paths, extra=""):
+    h = hashlib.sha256(extra.encode())
+    for p in sorted(paths):
+        h.update(str(p).encode() + b"\0" + Path(p).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build_programs(word):
+    """Compile init and the tests for `word`; cached by their sources."""
+    headers = sorted((config.REPO / "tests" / "include").glob("*.h"))
+    init_src = config.REPO / "initramfs" / "init.c"
+    tests = sources_for(word)
+    key = _hash_files([init_src] + headers + [p for _, p in tests],
+                      " ".join(CFLAGS) + str(word))
+    out = config.cache_dir() / "user" / ("%d-%s" % (word, key))
+    if (out / "done").exists():
+        return out
+    progress("userland", "%d-bit: init and %d test program(s)" % (word, len(tests)))
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "tests").mkdir(parents=True)
+    flags = CFLAGS + ["-m%d" % word, "-I", str(config.REPO / "tests" / "include")]
+    for name, src, dst in ([("init", init_src, out / "init")]
+                           + [(n, s, out / "tests" / n) for n, s in tests]):
+        r = subprocess.run(["gcc"] + flags + ["-o", str(dst), str(src), "-lpthread"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fatal("compiling %s (-m%d) failed:\n%s" % (src, word, r.stderr))
+    (out / "done").write_text("")
+    return out
+
+
+def elf_kind(path):
+    """(class, machine, static) of an ELF file, or None if not ELF."""
+    data = Path(path).read_bytes()[:4096]
+    if data[:4] != b"\x7fELF":
+        return None
+    cls = data[4]
+    machine = struct.unpack_from("<H", data, 18)[0]
+    if cls == 2:
+        phoff, = struct.unpack_from("<Q", data, 32)
+        phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    else:
+        phoff, = struct.unpack_from("<I", data, 28)
+        phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    full = Path(path).read_bytes()
+    interp = False
+    for i in range(phnum):
+        p_type, = struct.unpack_from("<I", full, phoff + i * phentsize)
+        interp |= p_type == 3  # PT_INTERP: dynamically linked
+    return cls, machine, not interp
+
+
+def extra_programs(extra_dir, word):
+    """EXTRA=DIR: the static ELF programs in DIR of this word size."""
+    if not extra_dir:
+        return []
+    d = Path(extra_dir)
+    if not d.is_dir():
+        raise Fatal("EXTRA=%s is not a directory" % extra_dir)
+    chosen = []
+    for path in sorted(d.iterdir()):
+        if not path.is_file():
+            continue
+        kind = elf_kind(path)
+        if kind is None:
+            continue
+        cls, machine, static = kind
+        if not static:
+            raise Fatal("EXTRA program %s is dynamically linked; the guest "
+                        "has no libraries: build it with -static" % path)
+        if (cls, machine) == ELF_KINDS[word]:
+            chosen.append(path)
+    return chosen
+
+
+def gen_init_cpio(tree):
+    tool = config.cache_dir() / "tools" / "gen_init_cpio"
+    src = tree / "usr" / "gen_init_cpio.c"
+    if not tool.exists():
+        tool.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-O2", "-o", str(tool), str(src)], check=True)
+    return tool
+
+
+def busybox(word):
+    """Debian's static busybox: the host's for 64-bit guests; for 32-bit
+    the i386 package, downloaded (never installed) and unpacked."""
+    if word == 64:
+        path = Path("/bin/busybox")
+        if not path.exists():
+            raise Fatal("/bin/busybox missing: apt-get install busybox-static")
+        return path
+    root = config.cache_dir() / "debs" / "busybox-static-i386"
+    path = root / "bin" / "busybox"
+    if path.exists():
+        return path
+    progress("userland", "fetching busybox-static:i386")
+    dl = root.with_name("download")
+    shutil.rmtree(dl, ignore_errors=True)
+    dl.mkdir(parents=True)
+    r = subprocess.run(["apt-get", "download", "busybox-static:i386"], cwd=dl,
+                       capture_output=True, text=True)
+    debs = list(dl.glob("busybox-static_*_i386.deb"))
+    if r.returncode != 0 or not debs:
+        raise Fatal("apt-get download busybox-static:i386 failed (is the i386 "
+                    "architecture enabled? dpkg --add-architecture i386 && "
+                    "apt-get update):\n%s" % r.stderr[-1000:])
+    shutil.rmtree(root, ignore_errors=True)
+    subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(root)], check=True)
+    return path
+
+
+def build_initramfs(tree, word, extra_dir=None):
+    """The cpio archive for a word size (built without root)."""
+    programs = build_programs(word)
+    extras = extra_programs(extra_dir, word)
+    bb = busybox(word)
+    tests = sorted((programs / "tests").iterdir())
+    names = {p.name for p in tests}
+    for e in extras:
+        if e.name in names:
+            raise Fatal("EXTRA program %s has the name of a project test" % e)
+    key = _hash_files([programs / "init", bb] + tests + extras, str(word))
+    cpio = config.cache_dir() / "initramfs" / ("%d-%s.cpio" % (word, key))
+    if cpio.exists():
+        return cpio, [p.name for p in tests], [e.name for e in extras]
+    spec = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1",
+            "dir /proc 0755 0 0", "dir /sys 0755 0 0", "dir /tmp 1777 0 0",
+            "dir /bin 0755 0 0", "dir /tests 0755 0 0",
+            "file /init %s 0755 0 0" % (programs / "init"),
+            "file /bin/busybox %s 0755 0 0" % bb,
+            "slink /bin/sh /bin/busybox 0777 0 0"]
+    for p in tests + extras:
+        spec.append("file /tests/%s %s 0755 0 0" % (p.name, p))
+    cpio.parent.mkdir(parents=True, exist_ok=True)
+    spec_path = cpio.with_suffix(".list")
+    spec_path.write_text("\n".join(spec) + "\n")
+    with open(str(cpio) + ".tmp", "wb") as f:
+        subprocess.run([str(gen_init_cpio(tree)), str(spec_path)], stdout=f,
+                       check=True)
+    Path(str(cpio) + ".tmp").rename(cpio)
+    progress("initramfs", "%d-bit: %d test program(s)%s" % (
+        word, len(tests), ", %d extra" % len(extras) if extras else ""))
+    return cpio, [p.name for p in tests], [e.name for e in extras]

@@ -1,0 +1,139 @@
+"""Configure and build a kernel, cached by what went into it.
+
+A finished kernel lives in cache/kernels/<key>/, where the key covers the
+tree version, the applied patches, the config fragments and the compiler.
+If that directory exists nothing is built. Otherwise the build runs in a
+build directory kept per (tree slot, config), so a changed patch rebuilds
+only the objects it affects.
+"""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from . import config
+from .log import Fatal, progress
+from .targets import KERNEL_CONFIGS
+
+
+def fragment_paths(kconfig):
+    return [config.KCONFIG / f for f in kconfig.fragments]
+
+
+def requested_symbols(paths):
+    """{CONFIG_X: value} from fragments; "n" for `# CONFIG_X is not set`."""
+    want = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line.strip())
+            if m:
+                want[m.group(1)] = m.group(2)
+                continue
+            m = re.match(r"^# (CONFIG_\w+) is not set$", line.strip())
+            if m:
+                want[m.group(1)] = "n"
+    return want
+
+
+def missing_symbols(dotconfig_text, want):
+    have = {}
+    for line in dotconfig_text.splitlines():
+        m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+        if m:
+            have[m.group(1)] = m.group(2)
+    missing = []
+    for sym, value in want.items():
+        got = have.get(sym, "n")
+        if got != value:
+            missing.append("%s=%s (got %s)" % (sym, value, got))
+    return missing
+
+
+def _compiler_ident():
+    r = subprocess.run(["gcc", "--version"], capture_output=True, text=True)
+    return r.stdout.splitlines()[0] if r.stdout else "gcc?"
+
+
+def kernel_key(kconfig, tree_key, extra_fragments=()):
+    h = hashlib.sha256()
+    h.update(("%s|%s|%s|%s\n" % (config.LINUX_SOURCE_DEB_VERSION, tree_key,
+                                 kconfig.arch, _compiler_ident())).encode())
+    for path in fragment_paths(kconfig) + list(extra_fragments):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _make(tree, build_dir, arch, args, log_path, label):
+    cmd = ["make", "-C", str(tree), "O=%s" % build_dir, "ARCH=%s" % arch,
+           "-j%d" % config.jobs()] + args
+    with open(log_path, "a") as log:
+        log.write("$ %s\n" % " ".join(cmd))
+        log.flush()
+        if config.verbose():
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+            for line in proc.stdout:
+                log.write(line)
+                print(line, end="")
+            rc = proc.wait()
+        else:
+            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
+    if rc != 0:
+        tail = "".join(open(log_path).readlines()[-30:])
+        raise Fatal("%s: `make %s` failed (log: %s):\n%s" % (
+            label, " ".join(args), log_path, tail))
+
+
+def configure(tree, build_dir, kconfig, extra_fragments, log_path, label):
+    frags = fragment_paths(kconfig) + list(extra_fragments)
+    _make(tree, build_dir, kconfig.arch, ["tinyconfig"], log_path, label)
+    merge = [str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O",
+             str(build_dir), str(build_dir / ".config")] + [str(f) for f in frags]
+    with open(log_path, "a") as log:
+        r = subprocess.run(merge, cwd=tree, stdout=log, stderr=subprocess.STDOUT,
+                           env=dict(os.environ, ARCH=kconfig.arch))
+    if r.returncode != 0:
+        raise Fatal("%s: merge_config.sh failed (log: %s)" % (label, log_path))
+    _make(tree, build_dir, kconfig.arch, ["olddefconfig"], log_path, label)
+    missing = missing_symbols((build_dir / ".config").read_text(),
+                              requested_symbols(frags))
+    if missing:
+        raise Fatal("%s: the config lacks symbols the fragments ask for "
+                    "(a dependency is missing?):\n    %s"
+                    % (label, "\n    ".join(missing)))
+
+
+def build(tree, tree_slot, tree_key, kconfig_name, extra_fragments=(),
+          label=None, targets=("bzImage",)):
+    """Return the directory holding the built kernel (bzImage, .config)."""
+    kconfig = KERNEL_CONFIGS[kconfig_name]
+    label = label or "%s/%s" % (tree_slot, kconfig_name)
+    key = kernel_key(kconfig, tree_key, extra_fragments)
+    done = config.cache_dir() / "kernels" / key
+    if (done / "bzImage").exists():
+        progress("kernel", "%s: cached (%s)" % (label, key))
+        return done
+
+    build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
+                 / tree_slot / kconfig_name)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    log_path = build_dir / "rfm-build.log"
+    log_path.write_text("")
+    start = time.monotonic()
+    progress("config", "%s: tinyconfig + %s" % (
+        label, " + ".join(kconfig.fragments + tuple(f.name for f in extra_fragments))))
+    configure(tree, build_dir, kconfig, extra_fragments, log_path, label)
+    progress("build", "%s: make %s (log: %s)" % (label, " ".join(targets), log_path))
+    _make(tree, build_dir, kconfig.arch, list(targets), log_path, label)
+
+    tmp = done.with_name(key + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    shutil.copy2(build_dir / kconfig.image, tmp / "bzImage")
+    shutil.copy2(build_dir / ".config", tmp / "config")
+    (tmp / "build-dir").write_text(str(build_dir) + "\n")
+    os.replace(tmp, done)
+    progress("build", "%s: done in %.0fs (%s)" % (label, time.monotonic() - start, key))
+    return done

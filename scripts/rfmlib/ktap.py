@@ -1,0 +1,242 @@
+"""The one KTAP parser: results.ktap of one guest run -> cases.
+
+The guest's init prints a top-level KTAP document; each test program is a
+subtest, indented by four spaces, whose cases are the rows of the matrix:
+
+    KTAP version 1
+    # rfm-target: i386
+    1..1
+        # Subtest: smoke
+        KTAP version 1
+        1..2
+        # obs errno=EINVAL
+        ok 1 set_bad_length
+        # obs head_len=12 [abi]
+        ok 2 set_get_roundtrip
+    ok 1 smoke
+    # rfm-complete 1
+
+"# obs key=value" lines attach to the next result line of their level.
+A suffix "[abi]" marks a value that depends on the word size; "[target:
+why]" one that may differ between targets, for the reason given.
+
+Statuses: PASS, FAIL, SKIP; ERROR when the program ended (timeout, crash)
+without reporting a planned case; MISS when the log stops before it (the
+guest died or the log was truncated). Nothing missing is ever a pass.
+"""
+import re
+from dataclasses import dataclass, field
+
+PASS, FAIL, SKIP, ERROR, MISS = "PASS", "FAIL", "SKIP", "ERROR", "MISS"
+STATUSES = (PASS, FAIL, SKIP, ERROR, MISS)
+COMPLETE_MARKER = "# rfm-complete"
+
+RESULT_RE = re.compile(r"^(not ok|ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$")
+PLAN_RE = re.compile(r"^1\.\.(\d+)")
+OBS_RE = re.compile(r"^#\s*obs\s+([\w.\-]+)=(.*?)\s*(?:\[(abi|target)(?::\s*([^\]]*))?\])?\s*$")
+META_RE = re.compile(r"^#\s*rfm-([\w-]+):\s*(.*)$")
+SUBTEST_RE = re.compile(r"^#\s*Subtest:\s*(.+?)\s*$")
+KERNEL_LOG_RE = re.compile(r"^\s*(?:<\d>)?\[\s*\d+\.\d+\]")
+
+
+@dataclass
+class Obs:
+    value: str
+    scope: str = "all"      # all | abi | target
+    why: str = ""           # reason for a target-scoped difference
+
+
+@dataclass
+class Case:
+    suite: str
+    name: str
+    status: str
+    reason: str = ""
+    obs: dict = field(default_factory=dict)
+    diag: list = field(default_factory=list)
+
+    @property
+    def key(self):
+        return "%s.%s" % (self.suite, self.name) if self.name else self.suite
+
+
+@dataclass
+class Suite:
+    name: str
+    status: str = MISS
+    reason: str = ""
+    planned: int = None
+    cases: list = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    meta: dict = field(default_factory=dict)
+    planned: int = None
+    complete: bool = False
+    suites: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+    foreign_lines: int = 0
+
+    def cases(self):
+        """{case key: Case}, in report order."""
+        out = {}
+        for suite in self.suites:
+            for case in suite.cases:
+                out[case.key] = case
+        return out
+
+
+def _status(ok, directive):
+    directive = directive or ""
+    if ok and directive.upper().startswith("SKIP"):
+        return SKIP, directive[4:].strip()
+    return (PASS if ok else FAIL), directive.strip()
+
+
+def _close_suite(suite, reported_result):
+    """Fill in the cases a suite planned but never reported."""
+    seen = len(suite.cases)
+    if suite.planned is not None and seen < suite.planned:
+        status = ERROR if reported_result else MISS
+        why = ("program ended before reporting it: %s" % (suite.reason or "?")
+               if reported_result else "log ends before this result")
+        for n in range(seen + 1, suite.planned + 1):
+            suite.cases.append(Case(suite.name, "#%d" % n, status, why))
+    if not suite.cases:
+        # A program that printed no KTAP of its own: the program is the case.
+        status = suite.status if reported_result else MISS
+        suite.cases.append(Case(suite.name, "", status, suite.reason))
+    elif reported_result and suite.status == FAIL and not any(
+            c.status in (FAIL, ERROR, MISS) for c in suite.cases):
+        # All cases passed yet the program failed (crash after the last
+        # case, bad exit status): report that rather than hide it.
+        suite.cases.append(Case(suite.name, "(program)", ERROR, suite.reason))
+
+
+def parse(text):
+    run = Run()
+    suite = None
+    pending_obs, pending_diag = {}, []
+    names_seen = set()
+
+    for raw in text.replace("\r", "").split("\n"):
+        if not raw.strip():
+            continue
+        if KERNEL_LOG_RE.match(raw):
+            run.foreign_lines += 1
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        line = raw.strip()
+
+        if indent == 0:
+            m = RESULT_RE.match(line)
+            if m:
+                status, reason = _status(m.group(1) == "ok", m.group(4))
+                name = m.group(3).strip()
+                if suite is None or suite.name != name:
+                    # A result without its subtest block: a program that
+                    # printed nothing (or whose header was lost).
+                    if suite is not None:
+                        _close_suite(suite, False)
+                    suite = Suite(name)
+                    run.suites.append(suite)
+                suite.status, suite.reason = status, reason
+                _close_suite(suite, True)
+                suite = None
+                pending_obs, pending_diag = {}, []
+                continue
+            if line.startswith(COMPLETE_MARKER):
+                run.complete = True
+                continue
+            m = PLAN_RE.match(line)
+            if m:
+                run.planned = int(m.group(1))
+                continue
+            m = META_RE.match(line)
+            if m:
+                run.meta[m.group(1)] = m.group(2).strip()
+                continue
+            if line.startswith("KTAP version") or line.startswith("#"):
+                continue
+            run.foreign_lines += 1
+            continue
+
+        if indent > 4 and suite is not None:
+            # Deeper nesting inside a program: kept as diagnostics only.
+            pending_diag.append(line)
+            continue
+        m = SUBTEST_RE.match(line)
+        if m:
+            if suite is not None:
+                _close_suite(suite, False)
+                run.problems.append("subtest %s has no result line" % suite.name)
+            suite = Suite(m.group(1))
+            run.suites.append(suite)
+            pending_obs, pending_diag = {}, []
+            continue
+        if suite is None:
+            suite = Suite("(unnamed)")
+            run.suites.append(suite)
+            run.problems.append("indented output outside a subtest")
+        if line.startswith("KTAP version"):
+            continue
+        m = PLAN_RE.match(line)
+        if m:
+            suite.planned = int(m.group(1))
+            continue
+        m = OBS_RE.match(line)
+        if m:
+            pending_obs[m.group(1)] = Obs(m.group(2), m.group(3) or "all",
+                                          (m.group(4) or "").strip())
+            continue
+        m = RESULT_RE.match(line)
+        if m:
+            status, reason = _status(m.group(1) == "ok", m.group(4))
+            case = Case(suite.name, m.group(3).strip(), status, reason,
+                        pending_obs, pending_diag)
+            if case.key in names_seen:
+                run.problems.append("duplicate case %s" % case.key)
+                case.name += "#%s" % m.group(2)
+            names_seen.add(case.key)
+            suite.cases.append(case)
+            pending_obs, pending_diag = {}, []
+            continue
+        if line.startswith("#"):
+            pending_diag.append(line[1:].strip())
+            continue
+        run.foreign_lines += 1
+
+    if suite is not None:
+        _close_suite(suite, False)
+    if run.planned is not None and len(run.suites) < run.planned:
+        run.problems.append("%d of %d programs never reported" % (
+            run.planned - len(run.suites), run.planned))
+    if not run.complete:
+        run.problems.append("no completion marker: the run is incomplete")
+    return run
+
+
+# ---- the console log: a separate verdict on the kernel's own health ----
+
+CONSOLE_PATTERNS = (
+    ("panic", re.compile(r"Kernel panic")),
+    ("oops", re.compile(r"\bOops\b|general protection fault")),
+    ("bug", re.compile(r"\bBUG:")),
+    ("warning", re.compile(r"\bWARNING:")),
+    ("kasan", re.compile(r"KASAN")),
+    ("lockdep", re.compile(r"possible (?:circular|recursive) locking|"
+                           r"inconsistent lock state")),
+    ("hung", re.compile(r"blocked for more than|soft lockup|hard LOCKUP")),
+)
+
+
+def scan_console(text):
+    """[(kind, line)] for each line that shows the kernel in trouble."""
+    found = []
+    for line in text.replace("\r", "").split("\n"):
+        for kind, pattern in CONSOLE_PATTERNS:
+            if pattern.search(line):
+                found.append((kind, line.strip()))
+                break
+    return found

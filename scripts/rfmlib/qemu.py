@@ -1,0 +1,126 @@
+"""Boot a kernel and initramfs in QEMU, with timeouts at every level.
+
+ttyS0 carries the console (console.log), ttyS1 the KTAP results
+(results.ktap): kernel messages cannot interleave with results. The guest
+reboots when done and -no-reboot turns that into a QEMU exit; panic=-1
+does the same for a panic. A run is complete only if the results end with
+the completion marker.
+"""
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import config
+from .log import progress, warn
+
+COMPLETE_MARKER = "# rfm-complete"
+KERNEL_ARGS = "console=ttyS0 panic=-1 oops=panic panic_on_warn=1"
+BOOT_TIMEOUT = int(os.environ.get("BOOT_TIMEOUT", "60"))   # to the first result
+RUN_TIMEOUT = int(os.environ.get("RUN_TIMEOUT", "900"))    # whole guest
+MEMORY = os.environ.get("GUEST_MEM", "512M")
+
+
+@dataclass
+class Boot:
+    status: str          # complete | incomplete | boot-timeout | timeout | qemu-error
+    seconds: float
+    detail: str = ""
+
+
+def qemu_command(target, kernel, initrd, accel, mode, console, results):
+    cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
+           "-cpu", target.cpu, "-m", MEMORY, "-smp", "1",
+           "-nodefaults", "-no-reboot", "-display", "none",
+           "-kernel", str(kernel), "-initrd", str(initrd),
+           "-append", "%s rfm.mode=%s rfm.target=%s" % (
+               KERNEL_ARGS, mode, target.name)]
+    if mode == "shell":
+        cmd += ["-serial", "mon:stdio"]
+    else:
+        cmd += ["-serial", "file:%s" % console, "-serial", "file:%s" % results,
+                "-monitor", "none"]
+    return cmd
+
+
+def _results_started(path):
+    try:
+        return path.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def boot(target, kernel, initrd, outdir, accel, mode="tests",
+         boot_timeout=None, run_timeout=None):
+    boot_timeout = boot_timeout or BOOT_TIMEOUT
+    run_timeout = run_timeout or RUN_TIMEOUT
+    outdir.mkdir(parents=True, exist_ok=True)
+    console, results = outdir / "console.log", outdir / "results.ktap"
+    for f in (console, results):
+        f.unlink(missing_ok=True)
+    cmd = qemu_command(target, kernel, initrd, accel, mode, console, results)
+    (outdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
+    start = time.monotonic()
+    stderr = open(outdir / "qemu.stderr", "w")
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                            stdout=stderr, stderr=stderr)
+    status, detail = None, ""
+    while proc.poll() is None:
+        waited = time.monotonic() - start
+        if waited > run_timeout:
+            status, detail = "timeout", "guest still running after %ds" % run_timeout
+        elif waited > boot_timeout and not _results_started(results):
+            status, detail = "boot-timeout", "no results after %ds" % boot_timeout
+        if status:
+            proc.kill()
+            proc.wait()
+            break
+        time.sleep(0.1)
+    stderr.close()
+    seconds = time.monotonic() - start
+    if status is None:
+        text = results.read_text(errors="replace") if results.exists() else ""
+        if COMPLETE_MARKER in text:
+            status = "complete"
+        elif proc.returncode != 0:
+            status = "qemu-error"
+            detail = (outdir / "qemu.stderr").read_text()[-500:].strip()
+        else:
+            status = "incomplete"
+            detail = "the guest stopped before the completion marker"
+    (outdir / "boot.json").write_text(json.dumps(
+        {"status": status, "seconds": round(seconds, 2), "detail": detail,
+         "accel": accel, "qemu": cmd[0]}, indent=1))
+    return Boot(status, seconds, detail)
+
+
+def choose_accel(target, kernel, initrd):
+    """TCG unless ACCEL says otherwise, or a short probe shows KVM boots.
+
+    Here /dev/kvm exists but guests hang under it, so KVM is used only when
+    a probe boot completes within a few seconds. The verdict is cached per
+    host kernel and QEMU binary.
+    """
+    forced = os.environ.get("ACCEL")
+    if forced:
+        return forced
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "tcg"
+    ident = "%s %s %s" % (os.uname().release, target.qemu,
+                          int(Path(subprocess.run(["which", target.qemu],
+                              capture_output=True, text=True).stdout.strip()
+                              or "/").stat().st_mtime))
+    cache = config.cache_dir() / "accel-probe.json"
+    known = json.loads(cache.read_text()) if cache.exists() else {}
+    if ident not in known:
+        probe_dir = config.cache_dir() / "accel-probe"
+        b = boot(target, kernel, initrd, probe_dir, "kvm", mode="probe",
+                 boot_timeout=10, run_timeout=15)
+        known[ident] = "kvm" if b.status == "complete" else "tcg"
+        progress("accel", "KVM probe: %s -> using %s" % (b.status, known[ident]))
+        cache.write_text(json.dumps(known, indent=1))
+    if known[ident] == "tcg":
+        return "tcg"
+    return "kvm"

@@ -1,0 +1,154 @@
+"""Render the matrix: matrix.txt (also printed), matrix.json, junit.xml."""
+import json
+import xml.etree.ElementTree as ET
+
+from .compare import NA
+
+STATUS_SHOWN = {"PASS": "PASS", "FAIL": "FAIL", "SKIP": "skip", "ERROR": "ERROR",
+                "MISS": "MISS", NA: "-"}
+
+
+def _table(header, rows):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    widths[-1] = 0
+    fmt = "  ".join("%%-%ds" % w for w in widths)
+    return [fmt % tuple(header)] + [fmt % tuple(r) for r in rows]
+
+
+def render_text(matrix):
+    lines = []
+    meta = matrix["meta"]
+    targets = matrix["targets"]
+    lines.append("robust-futex-matrix: %s, accelerator %s" % (
+        meta.get("tree", "?"), meta.get("accel", "?")))
+    for kernel, k in matrix["kernels"].items():
+        lines.append("")
+        if not k["available"]:
+            lines.append("== kernel %s: not available: %s" % (kernel, k["reason"]))
+            continue
+        lines.append("== kernel %s (%s)" % (kernel, meta.get("kernels", {}).get(kernel, "")))
+        last = "control" if kernel == "baseline" else "targets"
+        rows = []
+        for row in k["cases"]:
+            rows.append([row["case"]] + [
+                STATUS_SHOWN.get(row["cells"].get(t, {}).get("status", "MISS"), "?")
+                for t in targets] + [row["verdict"] if kernel != "baseline"
+                                     else "(negative control)"])
+        guests = k["guests"]
+        rows.append(["(guest run)"] + [guests[t]["boot"] for t in targets] + [""])
+        rows.append(["(console)"] + [
+            "clean" if not guests[t].get("console") else
+            "%d problem(s)" % len(guests[t]["console"]) for t in targets] + [""])
+        lines += _table(["case"] + targets + [last], rows)
+        for t in targets:
+            for c in guests[t].get("console", [])[:3]:
+                lines.append("  console %s: %s: %s" % (t, c["kind"], c["line"]))
+    if matrix["kernel_comparison"] or ("series" in matrix["kernels"]
+                                       and "stock" in matrix["kernels"]):
+        lines.append("")
+        diffs = matrix["kernel_comparison"]
+        if not diffs:
+            lines.append("== series vs stock: every case matches on every target")
+        else:
+            lines.append("== series vs stock: %d difference(s)" % len(diffs))
+            for d in diffs:
+                lines.append("  %s on %s: %s%s" % (
+                    d["case"], d["target"], d["difference"],
+                    " (deviation: %s)" % d["deviation"] if d["deviation"] else " UNEXPECTED"))
+    ctl = matrix.get("control")
+    if ctl is not None:
+        lines.append("")
+        if not ctl["available"]:
+            lines.append("== negative control (baseline): NOT AVAILABLE: %s" % ctl["reason"])
+        else:
+            lines.append("== negative control (baseline kernel must fail these)")
+            for r in ctl["rules"]:
+                lines.append("  %-4s %s: %s" % ("ok" if r["ok"] else "FAIL",
+                                                r["rule"], r["detail"]))
+    s = matrix["summary"]
+    lines.append("")
+    lines.append("cells: " + ", ".join("%d %s" % (n, k) for k, n in s["counts"].items()))
+    for f in s["failures"][:20]:
+        lines.append("FAILED: %s" % f)
+    for f in s["incomplete"][:20]:
+        lines.append("INCOMPLETE: %s" % f)
+    verdict = {0: "PASS: all cases pass and agree",
+               1: "FAIL: failures or disagreements (exit 1)",
+               2: "INCOMPLETE: results are missing (exit 2)"}[s["exit_status"]]
+    lines.append(verdict)
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(matrix):
+    root = ET.Element("testsuites", name="robust-futex-matrix")
+    total = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+
+    def suite(name):
+        return ET.SubElement(root, "testsuite", name=name)
+
+    def case(parent, classname, name, status, message="", text=""):
+        tc = ET.SubElement(parent, "testcase", classname=classname, name=name)
+        total["tests"] += 1
+        if status in ("FAIL",):
+            ET.SubElement(tc, "failure", message=message).text = text
+            total["failures"] += 1
+        elif status in ("ERROR", "MISS"):
+            ET.SubElement(tc, "error", message=message or status).text = text
+            total["errors"] += 1
+        elif status == "SKIP":
+            ET.SubElement(tc, "skipped", message=message)
+            total["skipped"] += 1
+        return tc
+
+    for kernel, k in matrix["kernels"].items():
+        if not k["available"]:
+            s = suite("%s" % kernel)
+            case(s, kernel, "(kernel available)", "SKIP", k["reason"])
+            continue
+        for t in matrix["targets"]:
+            s = suite("%s.%s" % (kernel, t))
+            g = k["guests"][t]
+            case(s, "%s.%s" % (kernel, t), "(guest run)",
+                 "PASS" if g["boot"] == "complete" else "ERROR", g.get("detail", "") or g["boot"])
+            case(s, "%s.%s" % (kernel, t), "(console)",
+                 "FAIL" if g.get("console") else "PASS", "kernel trouble",
+                 "\n".join(c["line"] for c in g.get("console", [])))
+            for row in k["cases"]:
+                cell = row["cells"].get(t)
+                if not cell or cell["status"] == NA:
+                    continue
+                status = cell["status"]
+                if kernel == "baseline" and status == "FAIL":
+                    status = "PASS"   # expected to fail; judged by the control
+                case(s, "%s.%s" % (kernel, t), row["case"], status, cell["reason"],
+                     "\n".join(cell["diag"]))
+        if kernel != "baseline":
+            s = suite("%s.agreement" % kernel)
+            for row in k["cases"]:
+                status = "PASS" if row["agree"] else "SKIP" if row["agree"] is None else "FAIL"
+                case(s, "%s.agreement" % kernel, row["case"], status, row["verdict"])
+    if matrix["kernel_comparison"] or matrix.get("control") is not None:
+        s = suite("kernels")
+        for d in matrix["kernel_comparison"]:
+            case(s, "series-vs-stock", "%s@%s" % (d["case"], d["target"]),
+                 "PASS" if d["ok"] else "FAIL", d["difference"])
+        ctl = matrix.get("control")
+        if ctl is not None and ctl["available"]:
+            for r in ctl["rules"]:
+                case(s, "negative-control", r["rule"], "PASS" if r["ok"] else "FAIL",
+                     r["detail"])
+        elif ctl is not None:
+            case(s, "negative-control", "(available)", "SKIP", ctl["reason"])
+    for k, v in total.items():
+        root.set(k, str(v))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_all(matrix, out):
+    out.mkdir(parents=True, exist_ok=True)
+    text = render_text(matrix)
+    (out / "matrix.txt").write_text(text)
+    (out / "matrix.json").write_text(json.dumps(matrix, indent=1) + "\n")
+    (out / "junit.xml").write_text(render_junit(matrix))
+    return text

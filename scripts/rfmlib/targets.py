@@ -1,0 +1,90 @@
+"""The one table of targets, kernel configurations and kernel variants.
+
+Everything else (build, boot, compare, report) iterates over these; nothing
+else names a target.
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """A kernel build: tinyconfig plus fragments from kconfig/."""
+    name: str
+    arch: str                 # make ARCH=
+    fragments: tuple          # files in kconfig/, merged in order
+    image: str                # the boot image, relative to the build dir
+
+
+@dataclass(frozen=True)
+class Target:
+    """One column of the matrix: a kernel build plus a user-space ABI."""
+    name: str
+    kconfig: str              # KernelConfig.name
+    word: int                 # user-space word size: 64 or 32 (-m64/-m32)
+    abi: str                  # groups targets that must agree bit for bit
+    qemu: str
+    machine: str
+    cpu: str                  # a fixed model, never "host"
+
+
+KERNEL_CONFIGS = {
+    "x86_64": KernelConfig("x86_64", "x86_64",
+                           ("common.config", "x86_64.config"),
+                           "arch/x86/boot/bzImage"),
+    "i386": KernelConfig("i386", "i386",
+                         ("common.config", "i386.config"),
+                         "arch/x86/boot/bzImage"),
+}
+
+TARGETS = (
+    Target("x86_64", "x86_64", 64, "lp64",
+           "qemu-system-x86_64", "pc", "qemu64"),
+    Target("x86_64-ia32", "x86_64", 32, "ilp32",
+           "qemu-system-x86_64", "pc", "qemu64"),
+    Target("i386", "i386", 32, "ilp32",
+           "qemu-system-i386", "pc", "qemu32"),
+)
+
+# Kernel variants, in the order the matrix shows them. "patches" says which
+# prefix of patches/series the variant applies: all, the first one, none.
+KERNEL_VARIANTS = {
+    "series": {"patches": "all",
+               "about": "Debian's tree with patches/series applied"},
+    "stock": {"patches": "none",
+              "about": "Debian's linux-source-6.1 as shipped"},
+    "baseline": {"patches": "first",
+                 "about": "negative control: only the removal patch 0001"},
+}
+
+DEFAULT_RUN_KERNELS = ("series",)
+CHECK_KERNELS = ("series", "stock", "baseline")
+
+
+def target(name):
+    for t in TARGETS:
+        if t.name == name:
+            return t
+    raise KeyError(name)
+
+
+def select_targets(spec):
+    """TARGETS=a,b (or all when empty) -> Target tuple, in table order."""
+    if not spec:
+        return TARGETS
+    wanted = [s for s in spec.replace(",", " ").split() if s]
+    unknown = [w for w in wanted if w not in {t.name for t in TARGETS}]
+    if unknown:
+        raise ValueError("unknown target(s) %s; known: %s" % (
+            ", ".join(unknown), ", ".join(t.name for t in TARGETS)))
+    return tuple(t for t in TARGETS if t.name in wanted)
+
+
+def select_kernels(spec, default):
+    if not spec:
+        return tuple(default)
+    wanted = [s for s in spec.replace(",", " ").split() if s]
+    unknown = [w for w in wanted if w not in KERNEL_VARIANTS]
+    if unknown:
+        raise ValueError("unknown kernel(s) %s; known: %s" % (
+            ", ".join(unknown), ", ".join(KERNEL_VARIANTS)))
+    return tuple(k for k in KERNEL_VARIANTS if k in wanted)

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rfm_test.h - the KTAP test harness shared by every test program.
+ *
+ * One source, built for each word size (-m64, -m32). A program lists its
+ * cases in a table and calls rfm_main(); each case runs in its own child
+ * process and process group, with its own timeout, so a case that hangs,
+ * crashes or leaks children cannot take the others with it.
+ *
+ * Output is KTAP version 1 on stdout:
+ *
+ *	KTAP version 1
+ *	1..2
+ *	# obs errno=EINVAL
+ *	ok 1 set_bad_length
+ *	# obs head_len=24 [abi]
+ *	ok 2 set_get_roundtrip
+ *
+ * "# obs key=value" lines are observations the host compares across
+ * targets and kernels; a trailing "[abi]" says the value depends on the
+ * word size (24 vs 12 bytes), "[target: why]" names a difference that is
+ * expected between targets. Diagnostics go to "# " lines too.
+ */
+#ifndef RFM_TEST_H
+#define RFM_TEST_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum rfm_result { RFM_PASS = 0, RFM_FAIL = 1, RFM_SKIP = 4 };
+
+struct rfm_case {
+	const char *name;
+	int (*fn)(void);
+	unsigned int timeout_s;	/* 0: RFM_DEFAULT_TIMEOUT_S */
+};
+
+#define RFM_CASE(fn)			{ #fn, fn, 0 }
+#define RFM_CASE_TIMEOUT(fn, secs)	{ #fn, fn, secs }
+#define RFM_DEFAULT_TIMEOUT_S		20
+#define RFM_ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+
+/* Where a case leaves its SKIP reason: shared with the harness parent. */
+static char *rfm_skip_reason;
+
+static inline void rfm_diag(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static inline void rfm_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+}
+
+/* An observation every target must agree on. */
+#define rfm_obs(key, fmt, ...) \
+	printf("# obs " key "=" fmt "\n", ##__VA_ARGS__)
+/* An observation whose value depends on the word size of the ABI. */
+#define rfm_obs_abi(key, fmt, ...) \
+	printf("# obs " key "=" fmt " [abi]\n", ##__VA_ARGS__)
+
+/* Fail the running case with a located diagnostic unless @cond holds. */
+#define RFM_CHECK(cond, fmt, ...) do {					\
+	if (!(cond)) {							\
+		rfm_diag("FAIL %s:%d: %s: " fmt, __FILE__, __LINE__,	\
+			 #cond, ##__VA_ARGS__);				\
+		return RFM_FAIL;					\
+	}								\
+} while (0)
+
+static inline int rfm_skip(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static inline int rfm_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rfm_skip_reason, 256, fmt, ap);
+	va_end(ap);
+	return RFM_SKIP;
+}
+
+/* errno as its symbolic name, so observations read the same everywhere. */
+static inline const char *rfm_errno_name(int err)
+{
+	switch (err) {
+	case 0: return "0";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case ESRCH: return "ESRCH";
+	case EINTR: return "EINTR";
+	case EFAULT: return "EFAULT";
+	case EAGAIN: return "EAGAIN";
+	case EINVAL: return "EINVAL";
+	case ENOSYS: return "ENOSYS";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	case ENOMEM: return "ENOMEM";
+	case EOWNERDEAD: return "EOWNERDEAD";
+	case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
+	default: {
+		static char buf[16];
+
+		snprintf(buf, sizeof(buf), "E%d", err);
+		return buf;
+	}
+	}
+}
+
+/* ---- raw system calls: the kernel interface under test, not glibc's ---- */
+
+static inline long rfm_set_robust_list(void *head, size_t len)
+{
+	return syscall(SYS_set_robust_list, head, len);
+}
+
+static inline long rfm_get_robust_list(int pid, void *head_ptr, void *len_ptr)
+{
+	return syscall(SYS_get_robust_list, pid, head_ptr, len_ptr);
+}
+
+static inline pid_t rfm_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* FUTEX_WAIT on a shared word with a relative timeout in milliseconds. */
+static inline long rfm_futex_wait(uint32_t *uaddr, uint32_t val, long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	return syscall(SYS_futex, uaddr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static inline long rfm_futex_wake(uint32_t *uaddr, int nr)
+{
+	return syscall(SYS_futex, uaddr, FUTEX_WAKE, nr, NULL, NULL, 0);
+}
+
+/* ---- robust locks in shared memory ---- */
+
+/*
+ * The simplest lock layout user space can register: the list link first,
+ * the futex word after it. futex_offset is relative to the link.
+ */
+struct rfm_lock {
+	struct robust_list link;
+	uint32_t futex;
+};
+
+/* Anonymous shared memory: survives the death of the child that used it. */
+static inline void *rfm_shared(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* An empty list: the head's link points back to the head itself. */
+static inline void rfm_head_init(struct robust_list_head *head)
+{
+	head->list.next = &head->list;
+	head->futex_offset = offsetof(struct rfm_lock, futex) -
+			     offsetof(struct rfm_lock, link);
+	head->list_op_pending = NULL;
+}
+
+/* Put @lock at the front of the list, as glibc's list_add does. */
+static inline void rfm_list_add(struct robust_list_head *head,
+				struct rfm_lock *lock)
+{
+	lock->link.next = head->list.next;
+	head->list.next = &lock->link;
+}
+
+/*
+ * Fork a child that runs @fn(@arg) and exits with its return value.
+ * Returns the child's wait status, or -1 if it could not be run.
+ */
+static inline int rfm_run_child(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(fn(arg));
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+/* ---- the harness ---- */
+
+static inline void rfm_on_alarm(int sig)
+{
+	(void)sig;	/* only here to interrupt waitpid() */
+}
+
+static inline int rfm_run_case(const struct rfm_case *c)
+{
+	unsigned int timeout = c->timeout_s ? c->timeout_s : RFM_DEFAULT_TIMEOUT_S;
+	struct sigaction sa = { .sa_handler = rfm_on_alarm };
+	int status, err;
+	pid_t pid, r;
+
+	rfm_skip_reason[0] = '\0';
+	pid = fork();
+	if (pid < 0) {
+		rfm_diag("fork: %s", strerror(errno));
+		return RFM_FAIL;
+	}
+	if (pid == 0) {
+		/* Own process group: the harness can kill all it leaves. */
+		setpgid(0, 0);
+		_exit(c->fn());
+	}
+	setpgid(pid, pid);
+
+	/* No SA_RESTART: the alarm breaks the wait when time is up. */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(timeout);
+	r = waitpid(pid, &status, 0);
+	err = errno;
+	alarm(0);
+	if (r != pid) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		if (err == EINTR)
+			rfm_diag("TIMEOUT after %u s", timeout);
+		else
+			rfm_diag("waitpid: %s", strerror(err));
+		return RFM_FAIL;
+	}
+	/* Nothing a case started may outlive it. */
+	kill(-pid, SIGKILL);
+
+	if (WIFSIGNALED(status)) {
+		rfm_diag("case killed by signal %d", WTERMSIG(status));
+		return RFM_FAIL;
+	}
+	switch (WEXITSTATUS(status)) {
+	case RFM_PASS:
+		return RFM_PASS;
+	case RFM_SKIP:
+		return RFM_SKIP;
+	default:
+		return RFM_FAIL;
+	}
+}
+
+/*
+ * Run @cases, print KTAP, and exit 0 if none failed. With arguments, run
+ * only the cases named (for a quick look in `make shell`).
+ */
+static inline int rfm_main(int argc, char **argv, const struct rfm_case *cases,
+		    size_t n)
+{
+	size_t i, planned = 0, number = 0;
+	int failed = 0;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	rfm_skip_reason = rfm_shared(4096);
+	if (!rfm_skip_reason) {
+		printf("KTAP version 1\n1..0 # SKIP no shared memory\n");
+		return 1;
+	}
+
+	for (i = 0; i < n; i++) {
+		int wanted = argc < 2;
+
+		for (int a = 1; a < argc; a++)
+			wanted |= !strcmp(argv[a], cases[i].name);
+		planned += wanted;
+	}
+	printf("KTAP version 1\n1..%zu\n", planned);
+
+	for (i = 0; i < n; i++) {
+		int wanted = argc < 2, r;
+
+		for (int a = 1; a < argc; a++)
+			wanted |= !strcmp(argv[a], cases[i].name);
+		if (!wanted)
+			continue;
+		number++;
+		r = rfm_run_case(&cases[i]);
+		if (r == RFM_SKIP)
+			printf("ok %zu %s # SKIP %s\n", number, cases[i].name,
+			       rfm_skip_reason[0] ? rfm_skip_reason : "no reason given");
+		else
+			printf("%s %zu %s\n", r == RFM_PASS ? "ok" : "not ok",
+			       number, cases[i].name);
+		failed |= r == RFM_FAIL;
+	}
+	return failed;
+}
+
+#define RFM_MAIN(cases)							\
+int main(int argc, char **argv)						\
+{									\
+	return rfm_main(argc, argv, cases, RFM_ARRAY_SIZE(cases));	\
+}
+
+#endif /* RFM_TEST_H */

@@ -6,7 +6,7 @@ export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check host-test matrix-check report kernels shell deps clean help
+.PHONY: run check host-test guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -14,10 +14,15 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: host-test matrix-check
+check: host-test guest-selftest matrix-check
 
 host-test:
 	$(RFM) host-tests
+
+## guest-selftest: a guest whose kernel panics must give exit 1, one that
+## hangs exit 2 (the failure paths, proven on a real boot)
+guest-selftest:
+	$(RFM) guest-selftest
 
 matrix-check:
 	$(RFM) matrix-check

@@ -12,6 +12,9 @@
  *
  * Kernel command line:
  *	rfm.mode=tests|shell|probe	(default tests)
+ *	rfm.mode=crash|hang		self-tests of the host's failure paths:
+ *					PID 1 exits (the kernel panics) or
+ *					never finishes
  *	rfm.timeout=SECONDS		per program (default 300)
  *	rfm.target=NAME			echoed into the report
  *
@@ -336,6 +339,16 @@ int main(void)
 	mount_or_say("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
 	mount_or_say("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");
 	mode = cmdline_get("rfm.mode", "tests");
+
+	if (!strcmp(mode, "crash"))
+		return 1;	/* "Attempted to kill init!": a real panic */
+	if (!strcmp(mode, "hang")) {
+		results = open_results_port();
+		if (results)
+			report("KTAP version 1\n1..1\n");
+		for (;;)
+			pause();
+	}
 
 	if (!strcmp(mode, "shell")) {
 		run_shell();

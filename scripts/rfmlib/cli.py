@@ -107,9 +107,9 @@ def render(runs, kernels, targets, unavailable, meta, out):
         runs, targets, kernels, deviations=compare.load_rules(DEVIATIONS),
         control=compare.load_rules(CONTROL_RULES), unavailable=unavailable, meta=meta)
     text = report.write_all(matrix, out)
+    progress("report", "%s/{matrix.txt,matrix.json,junit.xml}" % out)
     print()
     print(text, end="")
-    print("(written: %s/matrix.txt, matrix.json, junit.xml)" % out)
     return matrix["summary"]["exit_status"]
 
 
@@ -166,6 +166,31 @@ def cmd_shell(_args):
     return subprocess.run(cmd).returncode
 
 
+def cmd_guest_selftest(_args):
+    """Prove the failure paths on a real guest: a kernel that panics must
+    give exit 1, a guest that hangs exit 2; neither may ever give 0."""
+    deps.ensure()
+    t = select_targets(os.environ.get("TARGETS"))[0]
+    kernel = "stock"
+    images, _, _ = build_kernels((kernel,), (t,))
+    cpio, programs, _ = guest.build_initramfs(tree.pristine_tree(), t.word)
+    image = images[(kernel, t.kconfig)] / "bzImage"
+    failed = 0
+    for mode, want in (("crash", 1), ("hang", 2)):
+        d = config.cache_dir() / "selftest" / mode
+        b = qemu.boot(t, image, cpio, d, os.environ.get("ACCEL") or "tcg",
+                      mode=mode, boot_timeout=30, run_timeout=10)
+        run = load_guest_run(d, t.name, b.status, b.seconds, b.detail, programs)
+        got = compare.build_matrix({kernel: {t.name: run}}, (t,), (kernel,))
+        status = got["summary"]["exit_status"]
+        ok = status == want
+        failed += not ok
+        progress("selftest", "%s %s: guest %s, console %s -> exit %d (want %d)" % (
+            "ok  " if ok else "FAIL", mode, b.status,
+            run.console[0][1] if run.console else "clean", status, want))
+    return 1 if failed else 0
+
+
 def cmd_deps(_args):
     deps.ensure()
     print("all packages present")
@@ -184,6 +209,7 @@ def main(argv=None):
     sub.add_parser("kernels").set_defaults(fn=cmd_kernels)
     sub.add_parser("shell").set_defaults(fn=cmd_shell)
     sub.add_parser("deps").set_defaults(fn=cmd_deps)
+    sub.add_parser("guest-selftest").set_defaults(fn=cmd_guest_selftest)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)

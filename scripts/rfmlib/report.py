@@ -145,10 +145,24 @@ def render_junit(matrix):
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def junit_totals(xml_text):
+    root = ET.fromstring(xml_text)
+    return {k: int(root.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")}
+
+
+def closing_line(xml_text):
+    """The plain 'N passed, N failed' line CI systems read."""
+    t = junit_totals(xml_text)
+    failed = t["failures"] + t["errors"]
+    return "%d passed, %d failed, %d skipped" % (
+        t["tests"] - failed - t["skipped"], failed, t["skipped"])
+
+
 def write_all(matrix, out):
     out.mkdir(parents=True, exist_ok=True)
     text = render_text(matrix)
     (out / "matrix.txt").write_text(text)
     (out / "matrix.json").write_text(json.dumps(matrix, indent=1) + "\n")
-    (out / "junit.xml").write_text(render_junit(matrix))
-    return text
+    junit = render_junit(matrix)
+    (out / "junit.xml").write_text(junit)
+    return text + closing_line(junit) + "\n"

@@ -6,7 +6,7 @@ export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check host-test guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -14,7 +14,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: host-test guest-selftest matrix-check
+check: host-test checkpatch guest-selftest matrix-check
 
 host-test:
 	$(RFM) host-tests
@@ -26,6 +26,16 @@ guest-selftest:
 
 matrix-check:
 	$(RFM) matrix-check
+
+## checkpatch: the tree's scripts/checkpatch.pl --strict on every patch
+checkpatch:
+	$(RFM) checkpatch
+
+## bisect-check: apply the series one patch at a time and build x86_64,
+## x86_64 without IA32 emulation and i386 after each (slow: run before
+## resolving a series change)
+bisect-check:
+	$(RFM) bisect-check
 
 ## report: render out/ again (matrix.txt, matrix.json, junit.xml)
 report:

@@ -15,8 +15,8 @@ import sys
 
 from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
 from .log import Fatal, progress
-from .targets import (CHECK_KERNELS, DEFAULT_RUN_KERNELS, KERNEL_VARIANTS,
-                      select_kernels, select_targets, target)
+from .targets import (BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
+                      KERNEL_VARIANTS, select_kernels, select_targets, target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -191,6 +191,50 @@ def cmd_guest_selftest(_args):
     return 1 if failed else 0
 
 
+def cmd_bisect_check(_args):
+    """Apply the series one patch at a time; build every bisect config."""
+    deps.ensure()
+    series = tree.read_series()
+    if not series:
+        raise Fatal("patches/series is empty: nothing to bisect")
+    table = []
+    for n in range(1, len(series) + 1):
+        path, key = tree.variant_tree("bisect", series[:n])
+        row = [series[n - 1].name]
+        for kc in BISECT_CONFIGS:
+            try:
+                kbuild.build(path, "bisect", key, kc,
+                             label="bisect %d/%d %s" % (n, len(series), kc))
+                row.append("ok")
+            except Fatal as e:
+                print(str(e), file=sys.stderr)
+                row.append("FAIL")
+        table.append(row)
+    print()
+    print(report.format_table(["patch"] + list(BISECT_CONFIGS), table))
+    bad = sum(r.count("FAIL") for r in table)
+    print("%d builds, %d failed" % (len(table) * len(BISECT_CONFIGS), bad))
+    return 1 if bad else 0
+
+
+def cmd_checkpatch(_args):
+    """scripts/checkpatch.pl --strict from the tree, on every patch."""
+    deps.ensure()
+    pristine = tree.pristine_tree()
+    patches = tree.read_series()
+    rows, bad = [], 0
+    for p in patches:
+        r = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict", str(p)],
+                           cwd=pristine, capture_output=True, text=True)
+        summary = [l for l in r.stdout.splitlines() if l.startswith("total:")]
+        rows.append([p.name, summary[0] if summary else "?"])
+        if r.returncode != 0:
+            bad += 1
+            print(r.stdout)
+    print(report.format_table(["patch", "checkpatch --strict"], rows))
+    return 1 if bad else 0
+
+
 def cmd_deps(_args):
     deps.ensure()
     print("all packages present")
@@ -210,6 +254,8 @@ def main(argv=None):
     sub.add_parser("shell").set_defaults(fn=cmd_shell)
     sub.add_parser("deps").set_defaults(fn=cmd_deps)
     sub.add_parser("guest-selftest").set_defaults(fn=cmd_guest_selftest)
+    sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
+    sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)

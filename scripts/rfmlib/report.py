@@ -15,6 +15,10 @@ def _table(header, rows):
     return [fmt % tuple(header)] + [fmt % tuple(r) for r in rows]
 
 
+def format_table(header, rows):
+    return "\n".join(_table(header, rows))
+
+
 def render_text(matrix):
     lines = []
     meta = matrix["meta"]

@@ -34,7 +34,15 @@ KERNEL_CONFIGS = {
     "i386": KernelConfig("i386", "i386",
                          ("common.config", "i386.config"),
                          "arch/x86/boot/bzImage"),
+    # Built by bisect-check only: no target boots it.
+    "x86_64-noia32": KernelConfig("x86_64-noia32", "x86_64",
+                                  ("common.config", "x86_64.config",
+                                   "no-ia32.config"),
+                                  "arch/x86/boot/bzImage"),
 }
+
+# What bisect-check builds after every patch of the series.
+BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386")
 
 TARGETS = (
     Target("x86_64", "x86_64", 64, "lp64",

@@ -51,6 +51,8 @@ struct rfm_case {
 #define RFM_CASE(fn)			{ #fn, fn, 0 }
 #define RFM_CASE_TIMEOUT(fn, secs)	{ #fn, fn, secs }
 #define RFM_DEFAULT_TIMEOUT_S		20
+/* argv[1] that makes a test program just wait to be killed (exec cases). */
+#define RFM_PAUSE_ARG			"--rfm-pause"
 #define RFM_ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* Where a case leaves its SKIP reason: shared with the harness parent. */
@@ -277,6 +279,10 @@ static inline int rfm_main(int argc, char **argv, const struct rfm_case *cases,
 	size_t i, planned = 0, number = 0;
 	int failed = 0;
 
+	if (argc > 1 && !strcmp(argv[1], RFM_PAUSE_ARG)) {
+		for (;;)
+			pause();
+	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 	rfm_skip_reason = rfm_shared(4096);
 	if (!rfm_skip_reason) {

@@ -2,11 +2,11 @@
 # these targets only name it. Variables (KERNELS, TARGETS, EXTRA, V, ACCEL,
 # JOBS, TARGET, KERNEL, RFM_CACHE, RFM_OUT) are passed through the
 # environment.
-export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT
+export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -14,7 +14,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: host-test checkpatch guest-selftest matrix-check
+check: host-test abi checkpatch guest-selftest matrix-check
 
 host-test:
 	$(RFM) host-tests
@@ -36,6 +36,12 @@ checkpatch:
 ## resolving a series change)
 bisect-check:
 	$(RFM) bisect-check
+
+## abi: the ABI gate, on the host in seconds: abi/expected.abi against the
+## series and stock trees' uapi headers, /usr/include, pahole, the syscall
+## tables and the kernel's compat layout (KSRC=/path/to/tree for another)
+abi:
+	$(RFM) abi
 
 ## report: render out/ again (matrix.txt, matrix.json, junit.xml)
 report:

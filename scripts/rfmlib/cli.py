@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
 from .log import Fatal, progress
@@ -235,6 +236,35 @@ def cmd_checkpatch(_args):
     return 1 if bad else 0
 
 
+def cmd_abi(args):
+    """The ABI gate (no QEMU): the series and stock trees, or KSRC=tree."""
+    from . import abi
+    expected = args.expected or abi.ABI_DIR / "expected.abi"
+    if args.system_only:
+        trees = []
+    elif os.environ.get("KSRC"):
+        ksrc = Path(os.environ["KSRC"]).resolve()
+        if not (ksrc / "include/uapi/linux/futex.h").exists():
+            raise Fatal("KSRC=%s is not a kernel tree" % ksrc)
+        trees = [("KSRC", ksrc)]
+    else:
+        deps.ensure()
+        series = tree.patches_for("all")
+        trees = [("series", tree.variant_tree("series", series)[0] if series
+                  else tree.pristine_tree()),
+                 ("stock", tree.pristine_tree())]
+    outdir = config.out_dir() / "abi"
+    shutil.rmtree(outdir, ignore_errors=True)
+    outdir.mkdir(parents=True)
+    text, drifts = abi.run_gate(trees, expected, kernel_view=bool(trees), outdir=outdir)
+    text += "".join("DRIFT: %s\n" % d for d in drifts)
+    text += "abi: %s\n" % ("%d drift(s)" % len(drifts) if drifts else
+                           "no drift in %s" % ", ".join(abi.ABIS))
+    (outdir / "report.txt").write_text(text)
+    print(text, end="")
+    return 1 if drifts else 0
+
+
 def cmd_deps(_args):
     deps.ensure()
     print("all packages present")
@@ -256,6 +286,11 @@ def main(argv=None):
     sub.add_parser("guest-selftest").set_defaults(fn=cmd_guest_selftest)
     sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
     sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
+    p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")
+    p.add_argument("--expected", type=Path, help="expected ABI file (abi/expected.abi)")
+    p.add_argument("--system-only", action="store_true",
+                   help="only /usr/include (no kernel tree)")
+    p.set_defaults(fn=cmd_abi)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)

@@ -53,15 +53,46 @@ def _match(rules, key):
     return None
 
 
-def _cell(run, key):
-    case = run.run.cases().get(key)
+def _program_of(key, programs):
+    """The program a case key belongs to (program names may hold dots)."""
+    for p in sorted(programs, key=len, reverse=True):
+        if key == p or key.startswith(p + "."):
+            return p
+    return None
+
+
+def _named_cases(runs):
+    """{target: {key: Case}}, a run's "#n" placeholders (cases its program
+    never reported) named after case n of that program on another run."""
+    order = {}
+    for r in runs:
+        for s in r.run.suites:
+            names = [c.name for c in s.cases]
+            if names and all(n and not n.startswith("#") and n != "(program)"
+                             for n in names):
+                order.setdefault(s.name, names)
+    out = {}
+    for r in runs:
+        cases = {}
+        for s in r.run.suites:
+            known = order.get(s.name, [])
+            for i, c in enumerate(s.cases):
+                name = c.name
+                if name == "#%d" % (i + 1) and i < len(known):
+                    name = known[i]
+                cases["%s.%s" % (s.name, name) if name else s.name] = c
+        out[r.target] = cases
+    return out
+
+
+def _cell(run, key, cases=None):
+    case = (cases if cases is not None else run.run.cases()).get(key)
     if case is not None:
         return {"status": case.status, "reason": case.reason,
                 "obs": {k: {"value": o.value, "scope": o.scope, "why": o.why}
                         for k, o in case.obs.items()},
                 "diag": case.diag}
-    suite = key.split(".", 1)[0]
-    if run.programs and suite not in run.programs:
+    if run.programs and _program_of(key, run.programs) is None:
         return {"status": NA, "reason": "not built for this word size",
                 "obs": {}, "diag": []}
     why = ("guest run %s" % run.boot_status if run.boot_status != "complete"
@@ -69,10 +100,10 @@ def _cell(run, key):
     return {"status": MISS, "reason": why, "obs": {}, "diag": []}
 
 
-def _case_keys(runs):
+def _case_keys(runs, named):
     keys = []
     for run in runs:
-        for key in run.run.cases():
+        for key in named[run.target]:
             if key not in keys:
                 keys.append(key)
     return keys
@@ -113,8 +144,9 @@ def compare_targets(runs_by_target, targets):
     abi_of = {t.name: t.abi for t in targets}
     runs = [runs_by_target[t.name] for t in targets if t.name in runs_by_target]
     rows = []
-    for key in _case_keys(runs):
-        cells = {r.target: _cell(r, key) for r in runs}
+    named = _named_cases(runs)
+    for key in _case_keys(runs, named):
+        cells = {r.target: _cell(r, key, named[r.target]) for r in runs}
         live = {t: c for t, c in cells.items() if c["status"] != NA}
         statuses = {c["status"] for c in live.values()}
         bad = [t for t, c in live.items() if c["status"] in (MISS, ERROR)]
@@ -144,14 +176,19 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
     """series vs stock: per target and case, status and observations."""
     out = []
     ref_rows = {r["case"]: r for r in rows_by_kernel.get(ref, [])}
-    for row in rows_by_kernel.get(other, []):
-        base = ref_rows.get(row["case"])
-        for target, cell in row["cells"].items():
-            if cell["status"] == NA:
-                continue
+    other_rows = {r["case"]: r for r in rows_by_kernel.get(other, [])}
+    for key in list(other_rows) + [k for k in ref_rows if k not in other_rows]:
+        mine, base = other_rows.get(key), ref_rows.get(key)
+        targets = (mine or base)["cells"]
+        for target in targets:
+            cell = mine["cells"].get(target) if mine else None
             theirs = base["cells"].get(target) if base else None
+            if (cell or theirs)["status"] == NA:
+                continue
             if theirs is None:
                 verdict = "missing on %s" % ref
+            elif cell is None:
+                verdict = "missing on %s" % other
             elif theirs["status"] != cell["status"]:
                 verdict = "status %s vs %s" % (cell["status"], theirs["status"])
             else:
@@ -161,8 +198,8 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
                 verdict = ("obs differ: " + ", ".join(sorted(diff))) if diff else None
             if verdict is None:
                 continue
-            why = _match(deviations, row["case"])
-            out.append({"case": row["case"], "target": target,
+            why = _match(deviations, key)
+            out.append({"case": key, "target": target,
                         "difference": verdict, "deviation": why,
                         "ok": why is not None})
     return out
@@ -173,6 +210,10 @@ def check_control(rows, rules):
     must hold on every target where the case runs, and match something."""
     results = []
     for glob, expect in rules:
+        if expect != FAIL and not (expect.startswith("obs ") and "=" in expect):
+            results.append({"rule": "%s %s" % (glob, expect), "ok": False,
+                            "detail": "unknown expectation: want FAIL or obs key=value"})
+            continue
         matched = [r for r in rows if fnmatch.fnmatchcase(r["case"], glob)]
         if not matched:
             results.append({"rule": "%s %s" % (glob, expect), "ok": False,
@@ -228,8 +269,11 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
                               "problems": run.run.problems,
                               "foreign_lines": run.run.foreign_lines}
             if run.boot_status != "complete":
-                incomplete.append("%s/%s: guest %s %s" % (
-                    kernel, t.name, run.boot_status, run.detail))
+                incomplete.append("%s/%s: guest %s%s" % (
+                    kernel, t.name, run.boot_status,
+                    ": %s" % run.detail if run.detail else ""))
+            failures += ["%s/%s: %s" % (kernel, t.name, p) for p in run.run.problems
+                         if p.startswith("duplicate")]
             if run.console:
                 failures.append("%s/%s: kernel trouble on the console: %s" % (
                     kernel, t.name, run.console[0][1]))

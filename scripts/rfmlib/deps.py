@@ -21,6 +21,8 @@ PACKAGES = {
     "python3": "the driver, parser and comparer",
     "qemu-system-x86": "booting the guests",
     "busybox-static": "the guest shell (64-bit)",
+    "libc6-dev-x32": "the x32 ABI (-mx32) in the ABI gate",
+    "dwarves": "pahole, for the ABI layout report",
     config.LINUX_SOURCE_PACKAGE: "the kernel tree",
 }
 

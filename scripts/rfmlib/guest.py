@@ -63,9 +63,11 @@ def build_programs(word):
 
 
 def elf_kind(path):
-    """(class, machine, static) of an ELF file, or None if not ELF."""
+    """(class, machine, static) of an ELF program, or None if not one."""
     data = Path(path).read_bytes()[:4096]
-    if data[:4] != b"\x7fELF":
+    if data[:4] != b"\x7fELF" or len(data) < 52:
+        return None
+    if struct.unpack_from("<H", data, 16)[0] not in (2, 3):   # ET_EXEC, ET_DYN
         return None
     cls = data[4]
     machine = struct.unpack_from("<H", data, 18)[0]

@@ -1,11 +1,20 @@
 """Render the matrix: matrix.txt (also printed), matrix.json, junit.xml."""
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from .compare import NA
 
 STATUS_SHOWN = {"PASS": "PASS", "FAIL": "FAIL", "SKIP": "skip", "ERROR": "ERROR",
                 "MISS": "MISS", NA: "-"}
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text):
+    """Text XML 1.0 can hold: other characters become U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text or "")
 
 
 def _table(header, rows):
@@ -91,7 +100,8 @@ def render_junit(matrix):
         return ET.SubElement(root, "testsuite", name=name)
 
     def case(parent, classname, name, status, message="", text=""):
-        tc = ET.SubElement(parent, "testcase", classname=classname, name=name)
+        message, text = _xml(message), _xml(text)
+        tc = ET.SubElement(parent, "testcase", classname=_xml(classname), name=_xml(name))
         total["tests"] += 1
         if status in ("FAIL",):
             ET.SubElement(tc, "failure", message=message).text = text

@@ -1,0 +1,328 @@
+"""The ABI gate: abi/expected.abi against headers, pahole and syscall tables.
+
+For each ABI (lp64 -m64, ilp32 -m32, x32 -mx32) abi/abi_check.c is
+compiled against the kernel tree's exported uapi headers and against the
+system's /usr/include; its _Static_asserts fail on drift, and the values
+it leaves in the assembly fill the table. pahole dumps of the user structs
+are diffed against abi/pahole/<abi>.txt, the tree's syscall tables are
+read row by row, and the kernel's own compat_robust_list_head (from a
+kernel object built with -g) is set beside the ILP32 user layout.
+"""
+import difflib
+import hashlib
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import config, deps, kbuild
+from .log import Fatal, progress
+
+ABI_DIR = config.REPO / "abi"
+ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32"}
+PAHOLE_TYPES = "robust_list_head,robust_list"
+
+
+def parse_expected(path):
+    """{abi: {item: value}} from an expected.abi file."""
+    expected, section = {}, None
+    for n, raw in enumerate(Path(path).read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.match(r"^\[(\w+)\]$", line)
+        if m:
+            section = m.group(1)
+            if section not in ABIS:
+                raise Fatal("%s:%d: unknown ABI [%s]" % (path, n, section))
+            expected[section] = {}
+            continue
+        if section is None:
+            raise Fatal("%s:%d: item before any [abi] section" % (path, n))
+        item, _, value = line.partition(" ")
+        expected[section][item] = " ".join(value.split())
+    return expected
+
+
+def _number(text):
+    return int(text, 0)
+
+
+def expected_header(abi, items):
+    """The -include header: RFM_ABI and an EXPECT_ macro per number item."""
+    lines = ['#define RFM_ABI "%s"' % abi]
+    for item, value in items.items():
+        if item.startswith("table."):
+            continue
+        lines.append("#define EXPECT_%s %s" % (item.replace(".", "_"), value))
+    return "\n".join(lines) + "\n"
+
+
+def _gcc_include():
+    return subprocess.run(["gcc", "-print-file-name=include"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def compile_check(abi, items, headers, workdir):
+    """Compile abi_check.c; return ({item: value}, [drift messages])."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    hdr = workdir / ("expected-%s.h" % abi)
+    hdr.write_text(expected_header(abi, items))
+    cmd = ["gcc", ABIS[abi], "-S", "-o", "-", "-include", str(hdr)]
+    if headers is not None:
+        # The kernel's headers alone: no libc, only the compiler's own.
+        cmd += ["-nostdinc", "-isystem", _gcc_include(), "-I", str(headers)]
+    r = subprocess.run(cmd + [str(ABI_DIR / "abi_check.c")], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        drift = re.findall(r'static assertion failed: "([^"]+)"', r.stderr)
+        if not drift:
+            raise Fatal("compiling abi_check.c %s failed:\n%s" % (ABIS[abi], r.stderr[-2000:]))
+        return {}, drift
+    values = {m.group(1): str((int(m.group(2)) << 16) | int(m.group(3)))
+              for m in re.finditer(r'"->(\S+) (\d+) (\d+)"', r.stdout)}
+    return values, []
+
+
+def pahole_dump(abi, headers, workdir, types=PAHOLE_TYPES):
+    """pahole of the user structs from an object built with -g."""
+    obj = workdir / ("layout-%s.o" % abi)
+    hdr = workdir / ("expected-%s.h" % abi)
+    cmd = ["gcc", ABIS[abi], "-g", "-c", "-o", str(obj), "-include", str(hdr)]
+    if headers is not None:
+        cmd += ["-nostdinc", "-isystem", _gcc_include(), "-I", str(headers)]
+    r = subprocess.run(cmd + [str(ABI_DIR / "abi_check.c")], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise Fatal("compiling the pahole object %s failed:\n%s" % (ABIS[abi], r.stderr[-2000:]))
+    return _pahole(obj, types)
+
+
+def _pahole(obj, types):
+    r = subprocess.run(["pahole", "-C", types, str(obj)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Fatal("pahole %s failed: %s" % (obj, r.stderr.strip()))
+    return r.stdout
+
+
+def pahole_members(dump):
+    """{struct: {"size": n, "members": [(name, offset, size)]}}."""
+    out, current = {}, None
+    for line in dump.splitlines():
+        m = re.match(r"^struct (\w+) \{", line)
+        if m:
+            current = out.setdefault(m.group(1), {"size": None, "members": []})
+            continue
+        if current is None:
+            continue
+        m = re.search(r"\s(\w+);\s+/\*\s+(\d+)\s+(\d+)\s+\*/", line)
+        if m:
+            current["members"].append((m.group(1), int(m.group(2)), int(m.group(3))))
+            continue
+        m = re.search(r"/\* size: (\d+),", line)
+        if m:
+            current["size"] = int(m.group(1))
+    return out
+
+
+def pahole_values(dump):
+    """The sizeof./offset. items a pahole dump shows."""
+    values = {}
+    for struct, info in pahole_members(dump).items():
+        values["sizeof.%s" % struct] = str(info["size"])
+        for name, offset, _ in info["members"]:
+            values["offset.%s.%s" % (struct, name)] = str(offset)
+    return values
+
+
+def syscall_rows(tree):
+    """{"64.273": "64 set_robust_list sys_set_robust_list", ...}."""
+    rows = {}
+    for tbl in ("32", "64"):
+        path = tree / ("arch/x86/entry/syscalls/syscall_%s.tbl" % tbl)
+        for line in path.read_text().splitlines():
+            fields = line.split("#", 1)[0].split()
+            if len(fields) >= 3 and fields[0].isdigit():
+                rows["%s.%s" % (tbl, fields[0])] = " ".join(fields[1:])
+    return rows
+
+
+def headers_install(tree, ident):
+    """The tree's exported uapi headers, installed into the cache once."""
+    dest = config.cache_dir() / "abi" / ("headers-%s" % ident)
+    if (dest / "usr" / "include" / "linux" / "futex.h").exists():
+        return dest / "usr" / "include"
+    progress("abi", "headers_install from %s" % tree)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    r = subprocess.run(["make", "-C", str(tree), "O=%s" % (dest / "build"), "ARCH=x86",
+                        "headers_install", "INSTALL_HDR_PATH=%s" % (dest / "usr")],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise Fatal("headers_install in %s failed:\n%s" % (tree, r.stderr[-2000:]))
+    return dest / "usr" / "include"
+
+
+def kernel_compat_layout(tree, ident):
+    """pahole of compat_robust_list_head from the kernel's own objects:
+    kernel/futex/ built with -g in a tinyconfig x86_64 (IA32) build dir."""
+    build = config.cache_dir() / "abi" / ("kobj-%s" % ident)
+    build.mkdir(parents=True, exist_ok=True)
+    log = build / "rfm-abi.log"
+    log.write_text("")
+    kc = kbuild.KERNEL_CONFIGS["x86_64"]
+    if not (build / ".config").exists():
+        progress("abi", "configuring a debug-info build of kernel/futex/ (%s)" % ident)
+        kbuild.configure(tree, build, kc, (), log, "abi")
+    progress("abi", "kernel/futex/ with -g (kernel's compat layout)")
+    kbuild._make(tree, build, kc.arch, ["KCFLAGS=-g", "kernel/futex/"], log, "abi")
+    for obj in sorted((build / "kernel" / "futex").glob("*.o")):
+        dump = subprocess.run(["pahole", "-C", "compat_robust_list_head,compat_robust_list",
+                               str(obj)], capture_output=True, text=True).stdout
+        if "struct compat_robust_list_head" in dump:
+            return obj.relative_to(build), dump
+    raise Fatal("no object in kernel/futex/ describes compat_robust_list_head")
+
+
+def tree_ident(tree):
+    st = (tree / "Makefile").stat()
+    h = hashlib.sha256(str(tree.resolve()).encode())
+    for p in sorted((tree / "include/uapi/linux").glob("futex.h")) + [
+            tree / "arch/x86/entry/syscalls/syscall_64.tbl",
+            tree / "arch/x86/entry/syscalls/syscall_32.tbl"]:
+        h.update(p.read_bytes())
+    h.update(str(st.st_mtime).encode())
+    return h.hexdigest()[:12]
+
+
+def check_x32_headers():
+    if deps.installed_version("libc6-dev-x32") is None:
+        raise Fatal("the x32 ABI needs Debian's x32 multilib headers: "
+                    "apt-get install libc6-dev-x32")
+    if deps.installed_version("dwarves") is None:
+        raise Fatal("pahole is missing: apt-get install dwarves")
+
+
+def _save(outdir, name, text):
+    if outdir is not None:
+        outdir.mkdir(parents=True, exist_ok=True)
+        (outdir / name).write_text(text)
+
+
+def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None):
+    """Check every ABI against each (label, tree); return (report, drifts).
+    The pahole dumps are also written to outdir, for other tools."""
+    check_x32_headers()
+    expected = parse_expected(expected_path)
+    work = config.cache_dir() / "abi" / "work"
+    lines, drifts = [], []
+    sources = [(label, tree) for label, tree in trees]
+    for abi, items in expected.items():
+        header_sets = [("%s uapi" % label, headers_install(tree, tree_ident(tree)))
+                       for label, tree in sources]
+        if system:
+            header_sets.append(("/usr/include", None))
+        columns, pahole_cols = {}, {}
+        for name, hdrs in header_sets:
+            values, drift = compile_check(abi, items, hdrs, work)
+            drifts += ["%s against %s" % (d, name) for d in drift]
+            columns[name] = values
+            if not drift:
+                dump = pahole_dump(abi, hdrs, work)
+                pahole_cols[name] = dump
+                _save(outdir, "pahole-%s-%s.txt" % (
+                    abi, name.replace(" ", "-").strip("/").replace("/", "-")), dump)
+        # pahole: the same bytes for every header set, and as checked in.
+        want = (ABI_DIR / "pahole" / ("%s.txt" % abi))
+        for name, dump in pahole_cols.items():
+            if not want.exists():
+                drifts.append("%s: abi/pahole/%s.txt is missing" % (abi, abi))
+                break
+            if dump != want.read_text():
+                diff = "".join(difflib.unified_diff(
+                    want.read_text().splitlines(True), dump.splitlines(True),
+                    "abi/pahole/%s.txt" % abi, "pahole (%s)" % name))
+                drifts.append("%s: pahole layout differs against %s:\n%s" % (abi, name, diff))
+        pahole_vals = pahole_values(next(iter(pahole_cols.values()))) if pahole_cols else {}
+        tables = {label: syscall_rows(tree) for label, tree in sources}
+
+        header = ["item", "expected"] + list(columns) + ["pahole"]
+        rows, table_rows = [], []
+        for item, value in items.items():
+            if item.startswith("table."):
+                row = [item[len("table."):], value]
+                for label, _ in sources:
+                    got = tables[label].get(item[len("table."):], "(absent)")
+                    row.append("same" if got == value else "DRIFT")
+                    if got != value:
+                        drifts.append("%s: syscall_%s.tbl row %r in %s, expected %r" % (
+                            abi, item.split(".")[1], got, label, value))
+                table_rows.append(row)
+                continue
+            want_n = _number(value)
+            row = [item, value]
+            for name, values in columns.items():
+                got = values.get(item)
+                if got is None:
+                    row.append("FAILED" if values == {} else "-")
+                    continue
+                got_n = int(got) & 0xffffffff
+                row.append("%s" % (value if got_n == want_n else "DRIFT(%d)" % got_n))
+                if got_n != want_n and values:
+                    drifts.append("%s: %s is %d against %s, expected %s" % (
+                        abi, item, got_n, name, value))
+            pv = pahole_vals.get(item)
+            row.append("" if pv is None else pv if int(pv) == want_n else "DRIFT(%s)" % pv)
+            rows.append(row)
+        lines.append("== %s (%s)" % (abi, ABIS[abi]))
+        lines += _format(header, rows)
+        if table_rows and sources:
+            lines.append("")
+            lines += _format(["syscall_TBL.tbl row", "expected"]
+                             + [label for label, _ in sources], table_rows)
+        lines.append("")
+
+    if kernel_view:
+        user = pahole_members((ABI_DIR / "pahole" / "ilp32.txt").read_text()
+                              if (ABI_DIR / "pahole" / "ilp32.txt").exists() else "")
+        for label, tree in sources:
+            obj, dump = kernel_compat_layout(tree, tree_ident(tree))
+            _save(outdir, "pahole-kernel-compat-%s.txt" % label, dump)
+            kern = pahole_members(dump).get("compat_robust_list_head")
+            mine = user.get("robust_list_head")
+            lines.append("== ILP32 user robust_list_head vs the kernel's "
+                         "compat_robust_list_head (%s, %s with -g)" % (label, obj))
+            rows = []
+            kmembers = {n: (o, s) for n, o, s in kern["members"]} if kern else {}
+            for name, off, size in (mine["members"] if mine else []):
+                k = kmembers.get(name)
+                same = k == (off, size)
+                rows.append([name, "%d +%d" % (off, size),
+                             "%d +%d" % k if k else "(absent)", "same" if same else "DIFFERENT"])
+                if not same:
+                    drifts.append("compat layout: %s is %s in the kernel (%s), %d +%d in ILP32 user space"
+                                  % (name, k, label, off, size))
+            ksize = kern["size"] if kern else None
+            rows.append(["(size)", str(mine["size"] if mine else "?"), str(ksize),
+                         "same" if mine and ksize == mine["size"] else "DIFFERENT"])
+            if not mine or ksize != mine["size"]:
+                drifts.append("compat layout: size %s in the kernel (%s)" % (ksize, label))
+            lines += _format(["field", "user ilp32", "kernel compat", ""], rows)
+            lines.append("")
+    return "\n".join(lines), drifts
+
+
+def _format(header, rows):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    fmt = "  ".join("%%-%ds" % w for w in widths)
+    return [(fmt % tuple(header)).rstrip()] + [(fmt % tuple(r)).rstrip() for r in rows]
+
+
+def write_pahole_expectations(headers):
+    """Regenerate abi/pahole/*.txt (after a reviewed, intended change)."""
+    work = config.cache_dir() / "abi" / "work"
+    expected = parse_expected(ABI_DIR / "expected.abi")
+    for abi, items in expected.items():
+        compile_check(abi, items, headers, work)
+        (ABI_DIR / "pahole" / ("%s.txt" % abi)).write_text(pahole_dump(abi, headers, work))

@@ -1,0 +1,301 @@
+"""Build helpers: kconfig symbol checks, ELF kinds of EXTRA programs,
+patch bookkeeping, and the target/kernel selection."""
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from rfmlib import config, guest, kbuild, targets, tree
+from rfmlib.log import Fatal
+
+from tests.host import util
+
+ELFCLASS64, ELFCLASS32, EM_X86_64, EM_386 = 2, 1, 62, 3
+C_PROGRAM = "int main(void) { return 0; }\n"
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self._tmp.cleanup)
+        self.dir = Path(self._tmp.name)
+
+    def write(self, name, content):
+        path = self.dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+        return path
+
+
+class KconfigSymbols(TempDirTest):
+    def test_requested_symbols(self):
+        common = self.write("common.config", "# Console\nCONFIG_PRINTK=y\n"
+                            "# CONFIG_MODULES is not set\nCONFIG_FUTEX=y\n\n"
+                            'CONFIG_CMDLINE="rfm.mode=tests"\n')
+        arch = self.write("x86_64.config", "CONFIG_64BIT=y\nCONFIG_FUTEX=n\n")
+        self.assertEqual(kbuild.requested_symbols([common, arch]), {
+            "CONFIG_PRINTK": "y", "CONFIG_MODULES": "n", "CONFIG_FUTEX": "n",
+            "CONFIG_CMDLINE": '"rfm.mode=tests"', "CONFIG_64BIT": "y"})
+
+    def test_project_fragments_ask_for_futex(self):
+        paths = kbuild.fragment_paths(targets.KERNEL_CONFIGS["x86_64"])
+        self.assertEqual(kbuild.requested_symbols(paths).get("CONFIG_FUTEX"), "y")
+
+    def test_missing_symbols(self):
+        dotconfig = ("CONFIG_PRINTK=y\n# CONFIG_MODULES is not set\n"
+                     "CONFIG_FUTEX=m\nCONFIG_HZ=250\n")
+        want = {"CONFIG_PRINTK": "y",       # =y: present
+                "CONFIG_MODULES": "n",      # =n via "is not set"
+                "CONFIG_SMP": "n",          # =n via absence
+                "CONFIG_FUTEX": "y",        # value mismatch
+                "CONFIG_HZ": "1000",        # value mismatch
+                "CONFIG_SERIAL_8250": "y"}  # absent
+        self.assertEqual(kbuild.missing_symbols(dotconfig, want), [
+            "CONFIG_FUTEX=y (got m)", "CONFIG_HZ=1000 (got 250)",
+            "CONFIG_SERIAL_8250=y (got n)"])
+
+    def test_nothing_missing(self):
+        self.assertEqual(kbuild.missing_symbols("CONFIG_A=y\n", {"CONFIG_A": "y"}), [])
+
+    def test_not_set_is_not_the_wanted_y(self):
+        self.assertEqual(kbuild.missing_symbols("# CONFIG_FUTEX is not set\n",
+                                                {"CONFIG_FUTEX": "y"}),
+                         ["CONFIG_FUTEX=y (got n)"])
+
+
+def compile_c(out, *flags):
+    """gcc the trivial program to `out`; None if this gcc cannot."""
+    src = out.with_suffix(".c")
+    src.write_text(C_PROGRAM)
+    r = subprocess.run(["gcc", *flags, "-o", str(out), str(src)],
+                       capture_output=True, text=True)
+    src.unlink()
+    return out if r.returncode == 0 else None
+
+
+class ElfPrograms(unittest.TestCase):
+    """Small programs compiled once for the class, in a temporary dir."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("gcc"):
+            raise unittest.SkipTest("no gcc on this host")
+        cls._tmp = tempfile.TemporaryDirectory()
+        cls.bin = Path(cls._tmp.name)
+        cls.static64 = compile_c(cls.bin / "static64", "-static", "-m64")
+        cls.static32 = compile_c(cls.bin / "static32", "-static", "-m32")
+        cls.dynamic64 = compile_c(cls.bin / "dynamic64", "-m64")
+        cls.object64 = compile_c(cls.bin / "object64.o", "-c", "-m64")
+        if cls.static64 is None or cls.dynamic64 is None:
+            cls._tmp.cleanup()
+            raise unittest.SkipTest("gcc cannot build static -m64 programs here")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def need_m32(self):
+        if self.static32 is None:
+            self.skipTest("gcc -static -m32 fails here (no 32-bit libc: "
+                          "apt-get install gcc-multilib)")
+
+    def extra_dir(self, *programs, others=()):
+        """A fresh EXTRA directory holding copies of `programs`."""
+        d = Path(tempfile.mkdtemp(dir=self.bin))
+        for p in programs:
+            shutil.copy2(p, d / p.name)
+        for name, content in others:
+            (d / name).write_text(content)
+        return d
+
+    def test_static_64(self):
+        self.assertEqual(guest.elf_kind(self.static64), (ELFCLASS64, EM_X86_64, True))
+
+    def test_static_pie_is_static(self):
+        pie = compile_c(self.bin / "static_pie64", "-static-pie", "-fPIE", "-m64")
+        if pie is None:
+            self.skipTest("gcc -static-pie fails here")
+        self.assertEqual(guest.elf_kind(pie), (ELFCLASS64, EM_X86_64, True))
+
+    def test_static_32(self):
+        self.need_m32()
+        self.assertEqual(guest.elf_kind(self.static32), (ELFCLASS32, EM_386, True))
+
+    def test_dynamic_64(self):
+        self.assertEqual(guest.elf_kind(self.dynamic64), (ELFCLASS64, EM_X86_64, False))
+
+    def test_not_elf(self):
+        script = self.bin / "run.sh"
+        script.write_text("#!/bin/sh\nexec /tests/smoke\n")
+        self.assertIsNone(guest.elf_kind(script))
+
+    def test_elf_kinds_table_matches_what_gcc_builds(self):
+        self.assertEqual(guest.elf_kind(self.static64)[:2], guest.ELF_KINDS[64])
+
+    def test_extra_programs_by_word_size(self):
+        self.need_m32()
+        d = self.extra_dir(self.static64, self.static32,
+                           others=[("README", "how to build these\n")])
+        (d / "subdir").mkdir()
+        self.assertEqual(guest.extra_programs(d, 64), [d / "static64"])
+        self.assertEqual(guest.extra_programs(str(d), 32), [d / "static32"])
+
+    def test_no_extra_dir(self):
+        self.assertEqual(guest.extra_programs(None, 64), [])
+        self.assertEqual(guest.extra_programs("", 32), [])
+
+    def test_extra_dir_must_exist(self):
+        with self.assertRaisesRegex(Fatal, "is not a directory"):
+            guest.extra_programs(self.bin / "nonexistent", 64)
+
+    def test_dynamic_program_is_rejected(self):
+        d = self.extra_dir(self.static64, self.dynamic64)
+        for word in (64, 32):
+            with self.subTest(word=word):
+                with self.assertRaisesRegex(Fatal, "dynamically linked.*-static"):
+                    guest.extra_programs(d, word)
+
+    def test_bug_object_file_is_not_a_program(self):
+        """BUG: elf_kind ignores e_type, so a relocatable object (no
+        program headers, hence no PT_INTERP) in EXTRA=DIR counts as a
+        static program and lands in /tests, where exec fails."""
+        d = self.extra_dir(self.static64, self.object64)
+        self.assertEqual(guest.extra_programs(d, 64), [d / "static64"])
+
+
+FORMAT_PATCH = """\
+From 3f1c2a7 Mon Sep 17 00:00:00 2001
+From: Some One <some.one@example.org>
+Subject: [PATCH 2/3] futex: move the robust list walk to its own file
+
+The walk moves from kernel/futex/core.c to kernel/futex/robust.c; the
+old header is gone (see a/b testing notes).
+---
+ include/linux/futex_robust_old.h |  9 ---------
+ kernel/futex/Makefile            |  2 +-
+ kernel/futex/robust.c            | 12 ++++++++++++
+ 3 files changed, 13 insertions(+), 10 deletions(-)
+
+diff --git a/include/linux/futex_robust_old.h b/include/linux/futex_robust_old.h
+deleted file mode 100644
+index 1111111..0000000
+--- a/include/linux/futex_robust_old.h
++++ /dev/null
+@@ -1,2 +0,0 @@
+-/* old */
+-#define FUTEX_ROBUST_OLD 1
+diff --git a/kernel/futex/Makefile b/kernel/futex/Makefile
+index 2222222..3333333 100644
+--- a/kernel/futex/Makefile
++++ b/kernel/futex/Makefile
+@@ -1,3 +1,3 @@
+ # SPDX-License-Identifier: GPL-2.0
+-obj-y += core.o syscalls.o pi.o requeue.o waitwake.o
++obj-y += core.o syscalls.o pi.o requeue.o waitwake.o robust.o
+diff --git a/kernel/futex/robust.c b/kernel/futex/robust.c
+new file mode 100644
+index 0000000..4444444
+--- /dev/null
++++ b/kernel/futex/robust.c
+@@ -0,0 +1,2 @@
++// SPDX-License-Identifier: GPL-2.0
++#include "futex.h"
+--
+2.39.2
+"""
+
+
+class Patches(TempDirTest):
+    def test_touched_files(self):
+        patch = self.write("0002-move.patch", FORMAT_PATCH)
+        self.assertEqual(tree.touched_files(patch), {
+            "include/linux/futex_robust_old.h",   # deleted
+            "kernel/futex/Makefile",              # changed
+            "kernel/futex/robust.c"})             # created
+
+    def test_patch_key_follows_content_names_and_order(self):
+        a = self.write("0001-a.patch", FORMAT_PATCH)
+        b = self.write("0002-b.patch", FORMAT_PATCH.replace("robust.o", "robust.o walk.o"))
+        key = tree.patch_key([a, b])
+        self.assertEqual(len(key), 16)
+        self.assertEqual(tree.patch_key([a, b]), key)
+        self.assertNotEqual(tree.patch_key([b, a]), key)
+        self.assertNotEqual(tree.patch_key([a]), key)
+        renamed = self.write("0001-renamed.patch", a.read_text())
+        self.assertNotEqual(tree.patch_key([renamed, b]), key)
+        a.write_text(FORMAT_PATCH + "\n")
+        self.assertNotEqual(tree.patch_key([a, b]), key)
+
+    def series(self, text, *patches):
+        for name in patches:
+            self.write(name, FORMAT_PATCH)
+        if text is not None:
+            self.write("series", text)
+        return mock.patch.object(config, "PATCHES", self.dir)
+
+    def test_read_series_in_quilt_order(self):
+        with self.series("# the series\n0002-b.patch\n\n0001-a.patch  # first? no\n",
+                         "0001-a.patch", "0002-b.patch"):
+            self.assertEqual(tree.read_series(),
+                             [self.dir / "0002-b.patch", self.dir / "0001-a.patch"])
+
+    def test_read_series_names_a_missing_patch(self):
+        with self.series("0001-a.patch\n0009-gone.patch\n", "0001-a.patch"):
+            with self.assertRaisesRegex(Fatal, "0009-gone.patch"):
+                tree.read_series()
+
+    def test_no_series_file(self):
+        with self.series(None):
+            self.assertEqual(tree.read_series(), [])
+
+    def test_patches_for_each_variant(self):
+        with self.series("0001-a.patch\n0002-b.patch\n", "0001-a.patch", "0002-b.patch"):
+            self.assertEqual(tree.patches_for("all"),
+                             [self.dir / "0001-a.patch", self.dir / "0002-b.patch"])
+            self.assertEqual(tree.patches_for("first"), [self.dir / "0001-a.patch"])
+            self.assertEqual(tree.patches_for("none"), [])
+            self.assertRaises(ValueError, tree.patches_for, "some")
+
+    def test_empty_series_has_no_baseline(self):
+        with self.series("# nothing yet\n"):
+            self.assertIsNone(tree.patches_for("first"))
+            self.assertEqual(tree.patches_for("all"), [])
+
+
+def names(selected):
+    return [t.name for t in selected]
+
+
+class Selection(unittest.TestCase):
+    def test_all_targets_by_default(self):
+        self.assertEqual(names(targets.select_targets("")), list(util.TARGET_NAMES))
+        self.assertEqual(names(targets.select_targets(None)), list(util.TARGET_NAMES))
+
+    def test_targets_in_table_order(self):
+        self.assertEqual(names(targets.select_targets("i386,x86_64")), ["x86_64", "i386"])
+        self.assertEqual(names(targets.select_targets(" i386  x86_64-ia32 ")),
+                         ["x86_64-ia32", "i386"])
+
+    def test_unknown_target(self):
+        with self.assertRaisesRegex(ValueError, "arm64.*known: x86_64, x86_64-ia32, i386"):
+            targets.select_targets("x86_64,arm64")
+
+    def test_kernels(self):
+        self.assertEqual(targets.select_kernels("", ("series",)), ("series",))
+        self.assertEqual(targets.select_kernels("baseline stock,series", ()),
+                         ("series", "stock", "baseline"))
+        with self.assertRaisesRegex(ValueError, "mainline"):
+            targets.select_kernels("series,mainline", ())
+
+    def test_the_two_ilp32_targets_share_an_abi(self):
+        abi = {t.name: t.abi for t in targets.TARGETS}
+        self.assertEqual(abi["x86_64-ia32"], abi["i386"])
+        self.assertNotEqual(abi["x86_64"], abi["i386"])
+        self.assertEqual([targets.target(n).word for n in util.TARGET_NAMES], [64, 32, 32])
+        self.assertRaises(KeyError, targets.target, "arm64")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,409 @@
+"""compare.py: verdicts across targets, series vs stock, the negative
+control, and the exit status of build_matrix."""
+import tempfile
+import unittest
+from pathlib import Path
+
+from rfmlib import cli, compare
+from rfmlib.compare import NA
+from rfmlib.targets import TARGETS
+from rfmlib.ktap import ERROR, FAIL, MISS, PASS, SKIP
+
+from tests.host import util
+
+ALL_PASS = {t: PASS for t in util.TARGET_NAMES}
+# Why a case of a truncated run is MISS: the guest's or the parser's words.
+TRUNCATED_REASONS = ("guest run incomplete", "log ends before this result")
+
+
+class AcrossTargets(unittest.TestCase):
+    def test_complete_runs_agree_with_an_abi_note(self):
+        rows = util.compare_all(util.complete_runs())
+        self.assertEqual(list(rows), list(util.SMOKE_CASES))
+        self.assertEqual({k: r["verdict"] for k, r in rows.items()}, {
+            "smoke.set_get_roundtrip": "agree; abi: head_len=24|12|12",
+            "smoke.set_bad_length": "agree",
+            "smoke.death_one_lock": "agree"})
+        for row in rows.values():
+            self.assertIs(row["agree"], True)
+            self.assertEqual(util.statuses(row), ALL_PASS)
+
+    def test_cells_carry_obs_with_scope(self):
+        cell = util.compare_all(util.complete_runs())[
+            "smoke.set_get_roundtrip"]["cells"]["i386"]
+        self.assertEqual(cell["obs"]["head_len"],
+                         {"value": "12", "scope": "abi", "why": ""})
+
+    def test_target_scoped_difference_agrees_with_its_reason(self):
+        row = util.compare_all(util.variant_runs())["robust_abi.syscall_number"]
+        self.assertIs(row["agree"], True)
+        self.assertEqual(row["verdict"], "agree; expected: nr=273|311|311 (set_robust_list "
+                                         "has its own number in each syscall table)")
+
+    def test_skip_is_not_compared(self):
+        row = util.compare_all(util.variant_runs())["robust_abi.pi_owner_died"]
+        self.assertEqual(util.statuses(row), {"x86_64": PASS, "x86_64-ia32": PASS,
+                                              "i386": SKIP})
+        self.assertIsNone(row["agree"])
+        self.assertEqual(row["verdict"], "not compared: SKIP on i386")
+
+    def test_abi_obs_differing_within_ilp32_is_a_difference(self):
+        runs = util.with_runs(util.variant_runs(), {"i386": util.guest_run(
+            "i386", "abi_differ", programs=util.VARIANT_PROGRAMS)})
+        row = util.compare_all(runs)["robust_abi.futex_offset"]
+        self.assertIs(row["agree"], False)
+        self.assertEqual(row["verdict"], "DIFFER: futex_offset=8|4|8")
+
+    def test_status_difference(self):
+        runs = util.with_runs(util.complete_runs(),
+                              {"i386": util.guest_run("i386", "fail_i386")})
+        row = util.compare_all(runs)["smoke.death_one_lock"]
+        self.assertIs(row["agree"], False)
+        self.assertEqual(row["verdict"], "DIFFER: status PASS|PASS|FAIL")
+
+    def test_obs_value_difference(self):
+        runs = util.with_runs(util.complete_runs(), {"x86_64-ia32": util.edited(
+            "x86_64-ia32", "complete/x86_64-ia32", "errno=EINVAL", "errno=EFAULT")})
+        row = util.compare_all(runs)["smoke.set_bad_length"]
+        self.assertEqual(util.statuses(row), ALL_PASS)
+        self.assertIs(row["agree"], False)
+        self.assertEqual(row["verdict"], "DIFFER: errno=EINVAL|EFAULT|EINVAL")
+
+    def test_obs_without_abi_mark_must_agree_across_abis(self):
+        runs = util.with_runs(util.complete_runs(), {"x86_64": util.edited(
+            "x86_64", "complete/x86_64", "errno=EINVAL", "errno=EFAULT")})
+        row = util.compare_all(runs)["smoke.set_bad_length"]
+        self.assertEqual(row["verdict"], "DIFFER: errno=EFAULT|EINVAL|EINVAL")
+
+    def test_obs_missing_on_one_target(self):
+        runs = util.with_runs(util.complete_runs(), {"i386": util.edited(
+            "i386", "complete/i386", "    # obs word=0x40000000\n", "")})
+        row = util.compare_all(runs)["smoke.death_one_lock"]
+        self.assertEqual(row["verdict"], "DIFFER: word not observed on i386")
+
+    def test_truncated_run_is_incomplete_with_miss(self):
+        runs = util.with_runs(util.complete_runs(), {"x86_64-ia32": util.guest_run(
+            "x86_64-ia32", "truncated", boot="incomplete")})
+        rows = util.compare_all(runs)
+        self.assertIs(rows["smoke.set_get_roundtrip"]["agree"], True)
+        for key in ("smoke.set_bad_length", "smoke.death_one_lock"):
+            with self.subTest(case=key):
+                row = rows[key]
+                self.assertEqual(util.statuses(row)["x86_64-ia32"], MISS)
+                self.assertIn(row["cells"]["x86_64-ia32"]["reason"], TRUNCATED_REASONS)
+                self.assertIs(row["agree"], False)
+                self.assertEqual(row["verdict"], "incomplete: MISS on x86_64-ia32")
+
+    def test_timed_out_program_is_incomplete_with_error(self):
+        runs = util.with_runs(util.complete_runs(),
+                              {"x86_64": util.guest_run("x86_64", "timeout")})
+        errors = [row for row in util.compare_all(runs).values()
+                  if util.statuses(row)["x86_64"] == ERROR]
+        self.assertTrue(errors)
+        for row in errors:
+            self.assertIs(row["agree"], False)
+            self.assertTrue(row["verdict"].startswith("incomplete: "), row["verdict"])
+            self.assertIn("ERROR", row["verdict"])
+
+    def test_bug_timed_out_cases_show_error_in_their_own_rows(self):
+        """BUG: the parser names the unreported cases "#2", "#3", so the
+        rows of their real names show MISS ("not reported") on the target
+        whose program timed out, instead of ERROR."""
+        runs = util.with_runs(util.complete_runs(),
+                              {"x86_64": util.guest_run("x86_64", "timeout")})
+        rows = util.compare_all(runs)
+        for key in ("smoke.set_bad_length", "smoke.death_one_lock"):
+            with self.subTest(case=key):
+                self.assertEqual(util.statuses(rows[key])["x86_64"], ERROR)
+
+    def test_bug_healthy_targets_are_never_miss(self):
+        """BUG: the placeholder rows smoke.#2/#3 of a truncated target show
+        MISS on the targets that reported every case."""
+        runs = util.with_runs(util.complete_runs(), {"x86_64-ia32": util.guest_run(
+            "x86_64-ia32", "truncated", boot="incomplete")})
+        for key, row in util.compare_all(runs).items():
+            with self.subTest(case=key):
+                self.assertEqual(util.statuses(row)["x86_64"], PASS)
+                self.assertEqual(util.statuses(row)["i386"], PASS)
+
+    def test_program_not_built_for_a_word_size_is_na(self):
+        runs = util.with_runs(util.complete_runs(), {"x86_64": util.guest_run(
+            "x86_64", "extra", programs=("robust_stress", "smoke"))})
+        row = util.compare_all(runs)["robust_stress"]
+        self.assertEqual(util.statuses(row),
+                         {"x86_64": PASS, "x86_64-ia32": NA, "i386": NA})
+        self.assertEqual(row["cells"]["i386"]["reason"], "not built for this word size")
+        self.assertIs(row["agree"], True)
+        self.assertEqual(row["verdict"], "only on x86_64")
+
+    def test_without_a_program_list_a_missing_case_is_miss(self):
+        runs = util.with_runs(util.complete_runs(programs=()), {
+            "x86_64": util.guest_run("x86_64", "extra", programs=())})
+        row = util.compare_all(runs)["robust_stress"]
+        self.assertEqual(util.statuses(row)["i386"], MISS)
+        self.assertEqual(row["cells"]["i386"]["reason"], "not reported")
+
+    def test_bug_dotted_program_name_missing_case_is_miss_not_na(self):
+        """BUG: _cell takes the program name as key.split(".")[0], so an
+        EXTRA program named "robust.x86" is "not built" on a target that
+        has it but lost a case; the loss is shown as "only on i386"."""
+        text = util.text("complete/i386").replace("smoke", "robust.x86")
+        died = text.split("    ok 3 death_one_lock")[0]
+        runs = {"i386": util.guest_run_from_text("i386", text, programs=("robust.x86",)),
+                "x86_64-ia32": util.guest_run_from_text(
+                    "x86_64-ia32", died, boot="incomplete", programs=("robust.x86",))}
+        row = util.compare_all(runs)["robust.x86.death_one_lock"]
+        self.assertEqual(util.statuses(row)["x86_64-ia32"], MISS)
+        self.assertIs(row["agree"], False)
+
+    def test_target_without_a_run_has_no_cell(self):
+        runs = util.complete_runs()
+        del runs["i386"]
+        row = util.compare_all(runs)["smoke.set_get_roundtrip"]
+        self.assertEqual(set(row["cells"]), {"x86_64", "x86_64-ia32"})
+        self.assertEqual(row["verdict"], "agree; abi: head_len=24|12")
+
+
+class SeriesVsStock(unittest.TestCase):
+    def rows(self, series, stock=None):
+        return {"series": compare.compare_targets(series, TARGETS),
+                "stock": compare.compare_targets(stock or util.complete_runs(),
+                                                 TARGETS)}
+
+    def test_identical_kernels_give_no_rows(self):
+        self.assertEqual(compare.compare_kernels(
+            self.rows(util.complete_runs()), "stock", "series", []), [])
+
+    def test_status_difference_is_not_ok(self):
+        series = util.with_runs(util.complete_runs(),
+                                {"i386": util.guest_run("i386", "fail_i386")})
+        self.assertEqual(compare.compare_kernels(self.rows(series), "stock", "series", []), [
+            {"case": "smoke.death_one_lock", "target": "i386",
+             "difference": "status FAIL vs PASS", "deviation": None, "ok": False}])
+
+    def test_difference_named_in_deviations_is_ok_with_the_reason(self):
+        series = util.with_runs(util.complete_runs(),
+                                {"i386": util.guest_run("i386", "fail_i386")})
+        deviations = [("smoke.set_*", "not this one"),
+                      ("smoke.death_*", "0003 leaves the word alone on i386")]
+        (row,) = compare.compare_kernels(self.rows(series), "stock", "series", deviations)
+        self.assertIs(row["ok"], True)
+        self.assertEqual(row["deviation"], "0003 leaves the word alone on i386")
+
+    def test_obs_difference(self):
+        series = util.with_runs(util.complete_runs(), {"x86_64": util.edited(
+            "x86_64", "complete/x86_64", "head_is_ours=1", "head_is_ours=0")})
+        (row,) = compare.compare_kernels(self.rows(series), "stock", "series", [])
+        self.assertEqual((row["case"], row["target"], row["difference"], row["ok"]),
+                         ("smoke.set_get_roundtrip", "x86_64", "obs differ: head_is_ours",
+                          False))
+
+    def test_case_missing_on_stock(self):
+        series = util.with_runs(util.complete_runs(), {"x86_64": util.guest_run(
+            "x86_64", "extra", programs=("robust_stress", "smoke"))})
+        (row,) = compare.compare_kernels(self.rows(series), "stock", "series", [])
+        self.assertEqual((row["case"], row["target"], row["difference"]),
+                         ("robust_stress", "x86_64", "missing on stock"))
+
+
+class NegativeControl(unittest.TestCase):
+    def baseline_rows(self, **replace):
+        runs = util.with_runs(util.complete_runs("baseline"), replace)
+        return compare.compare_targets(runs, TARGETS)
+
+    def results(self, rows, rules=util.CONTROL):
+        return {r["rule"]: r for r in compare.check_control(rows, rules)}
+
+    def test_baseline_satisfies_the_control(self):
+        results = self.results(self.baseline_rows())
+        self.assertEqual(results, {
+            "*.death_* FAIL": {"rule": "*.death_* FAIL", "ok": True, "cases": 1,
+                               "detail": "holds"},
+            "smoke.set_get_roundtrip obs set_errno=ENOSYS": {
+                "rule": "smoke.set_get_roundtrip obs set_errno=ENOSYS", "ok": True,
+                "cases": 1, "detail": "holds"}})
+
+    def test_rule_matching_no_case_fails(self):
+        (result,) = compare.check_control(self.baseline_rows(), [("*.never_*", "FAIL")])
+        self.assertIs(result["ok"], False)
+        self.assertEqual(result["detail"], "matches no case: the control proves nothing")
+
+    def test_death_case_passing_on_one_target_violates_the_rule(self):
+        rows = self.baseline_rows(i386=util.guest_run("i386", "complete/i386"))
+        result = self.results(rows)["*.death_* FAIL"]
+        self.assertIs(result["ok"], False)
+        self.assertEqual(result["detail"], "smoke.death_one_lock on i386 is PASS")
+
+    def test_obs_rule_violated_on_a_working_kernel(self):
+        result = self.results(compare.compare_targets(
+            util.complete_runs(), TARGETS))[
+            "smoke.set_get_roundtrip obs set_errno=ENOSYS"]
+        self.assertIs(result["ok"], False)
+        self.assertEqual(result["detail"], "; ".join(
+            "smoke.set_get_roundtrip on %s: set_errno=0" % t for t in util.TARGET_NAMES))
+
+    def test_missing_case_violates_a_fail_rule(self):
+        rows = self.baseline_rows(i386=util.guest_run("i386", "panic", boot="incomplete"))
+        result = self.results(rows)["*.death_* FAIL"]
+        self.assertIs(result["ok"], False)
+        self.assertIn("smoke.death_one_lock on i386 is MISS", result["detail"])
+
+    def test_bug_unknown_expectation_does_not_hold(self):
+        """BUG: an expectation that is neither FAIL nor `obs k=v` (a typo:
+        "FIAL", "fail") checks nothing and is reported as holding."""
+        rows = compare.compare_targets(util.complete_runs(), TARGETS)
+        for expect in ("FIAL", "fail", "obs-set_errno=ENOSYS"):
+            with self.subTest(expect=expect):
+                (result,) = compare.check_control(rows, [("*.death_*", expect)])
+                self.assertIs(result["ok"], False, result)
+
+
+class LoadRules(unittest.TestCase):
+    def load(self, content):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "rules.txt"
+            path.write_text(content)
+            return compare.load_rules(path)
+
+    def test_tabs_comments_and_blank_lines(self):
+        self.assertEqual(self.load(
+            "# The negative control.\n"
+            "\n"
+            "*.death_*\t\t\tFAIL\n"
+            "   # an indented comment\n"
+            "smoke.set_get_roundtrip\t\tobs set_errno=ENOSYS\n"
+            "smoke.set_bad_length   0002 changes the error   \n"), [
+            ("*.death_*", "FAIL"),
+            ("smoke.set_get_roundtrip", "obs set_errno=ENOSYS"),
+            ("smoke.set_bad_length", "0002 changes the error")])
+
+    def test_no_file_no_rules(self):
+        self.assertEqual(compare.load_rules(None), [])
+        self.assertEqual(compare.load_rules(Path("/nonexistent/deviations.txt")), [])
+
+
+class ExitStatus(unittest.TestCase):
+    def summary(self, runs, **kwargs):
+        return util.matrix(runs, **kwargs)["summary"]
+
+    def series(self, **replace):
+        return {"series": util.with_runs(util.complete_runs(), replace)}
+
+    def test_all_pass_is_0(self):
+        s = self.summary(self.series())
+        self.assertEqual((s["exit_status"], s["failures"], s["incomplete"]), (0, [], []))
+        self.assertEqual(s["counts"], {PASS: 9, FAIL: 0, SKIP: 0, ERROR: 0, MISS: 0})
+
+    def test_skip_alone_is_0(self):
+        s = self.summary({"series": util.variant_runs()})
+        self.assertEqual(s["exit_status"], 0)
+        self.assertEqual(s["counts"][SKIP], 1)
+
+    def test_failure_is_1(self):
+        s = self.summary(self.series(i386=util.guest_run("i386", "fail_i386")))
+        self.assertEqual(s["exit_status"], 1)
+        self.assertIn("series/i386: smoke.death_one_lock FAIL", s["failures"])
+        self.assertIn("series: smoke.death_one_lock: DIFFER: status PASS|PASS|FAIL",
+                      s["failures"])
+
+    def test_disagreement_alone_is_1(self):
+        runs = util.with_runs(util.variant_runs(), {"i386": util.guest_run(
+            "i386", "abi_differ", programs=util.VARIANT_PROGRAMS)})
+        s = self.summary({"series": runs})
+        self.assertEqual(s["exit_status"], 1)
+        self.assertEqual(s["failures"],
+                         ["series: robust_abi.futex_offset: DIFFER: futex_offset=8|4|8"])
+
+    def test_console_trouble_on_a_complete_run_is_1(self):
+        run = util.guest_run("i386", "complete/i386")
+        run.console = [("warning", "[    1.2] WARNING: CPU: 0 PID: 47 at kernel/futex/core.c:1061")]
+        s = self.summary(self.series(i386=run))
+        self.assertEqual(s["exit_status"], 1)
+        self.assertEqual(s["failures"], ["series/i386: kernel trouble on the console: "
+                                         "[    1.2] WARNING: CPU: 0 PID: 47 at "
+                                         "kernel/futex/core.c:1061"])
+
+    def test_panic_is_1(self):
+        s = self.summary(self.series(i386=util.guest_run("i386", "panic", boot="incomplete")))
+        self.assertEqual(s["exit_status"], 1)
+        self.assertTrue(any("kernel trouble" in f for f in s["failures"]), s["failures"])
+
+    def test_timeout_error_is_1(self):
+        s = self.summary(self.series(x86_64=util.guest_run("x86_64", "timeout")))
+        self.assertEqual(s["exit_status"], 1)
+        errors = [f for f in s["failures"] if f.startswith("series/x86_64: smoke.")]
+        self.assertEqual(len(errors), 2, s["failures"])
+        self.assertTrue(all(f.endswith(" ERROR") for f in errors), errors)
+
+    def test_incomplete_guest_with_nothing_failing_is_2(self):
+        s = self.summary(self.series(**{"x86_64-ia32": util.guest_run(
+            "x86_64-ia32", "truncated", boot="incomplete",
+            detail="the guest stopped before the completion marker")}))
+        self.assertEqual((s["exit_status"], s["failures"]), (2, []))
+        self.assertIn("series/x86_64-ia32: guest incomplete: the guest stopped before "
+                      "the completion marker", s["incomplete"])
+
+    def test_target_not_run_is_2(self):
+        runs = util.complete_runs()
+        del runs["i386"]
+        s = self.summary({"series": runs})
+        self.assertEqual(s["exit_status"], 2)
+        self.assertEqual(s["incomplete"], ["series/i386 not run"])
+
+    def check_summary(self, **replace_by_kernel):
+        return self.summary(util.check_matrix(**replace_by_kernel),
+                            kernels=("series", "stock", "baseline"), control=util.CONTROL)
+
+    def test_baseline_failures_are_not_failures(self):
+        s = self.check_summary()
+        self.assertEqual((s["exit_status"], s["failures"], s["incomplete"]), (0, [], []))
+        self.assertEqual(s["counts"][FAIL], 9)
+
+    def test_baseline_violating_the_control_is_1(self):
+        s = self.check_summary(baseline={"i386": util.guest_run("i386", "complete/i386")})
+        self.assertEqual(s["exit_status"], 1)
+        self.assertIn("negative control: *.death_* FAIL: smoke.death_one_lock on i386 "
+                      "is PASS", s["failures"])
+
+    def test_series_differing_from_stock_is_1_unless_a_deviation(self):
+        changed = {t: util.edited(t, "complete/" + t, "errno=EINVAL", "errno=EFAULT")
+                   for t in util.TARGET_NAMES}
+        s = self.check_summary(series=changed)
+        self.assertEqual(s["exit_status"], 1)
+        self.assertIn("series vs stock: smoke.set_bad_length on i386: obs differ: errno",
+                      s["failures"])
+        allowed = self.summary(util.check_matrix(series=changed),
+                               kernels=("series", "stock", "baseline"), control=util.CONTROL,
+                               deviations=[("smoke.set_bad_length", "EFAULT first")])
+        self.assertEqual(allowed["exit_status"], 0)
+
+    def test_unavailable_baseline(self):
+        runs = util.check_matrix()
+        del runs["baseline"]
+        m = util.matrix(runs, kernels=("series", "stock", "baseline"), control=util.CONTROL,
+                        unavailable={"baseline": "patches/series is empty"})
+        self.assertEqual(m["control"], {"available": False,
+                                        "reason": "patches/series is empty"})
+        self.assertEqual(m["kernels"]["baseline"], {"available": False,
+                                                    "reason": "patches/series is empty"})
+        self.assertEqual(m["summary"]["exit_status"], 0)
+
+
+class LoadGuestRun(unittest.TestCase):
+    def test_guest_that_left_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            run = cli.load_guest_run(Path(d), "i386", "boot-timeout", 60.0,
+                                     "no results after 60s", ["smoke"])
+        self.assertEqual((run.boot_status, run.console, run.programs),
+                         ("boot-timeout", [], ("smoke",)))
+        self.assertEqual(run.run.cases(), {})
+        self.assertFalse(run.run.complete)
+
+    def test_reads_results_and_console(self):
+        run = util.guest_run("i386", "panic", boot="incomplete")
+        self.assertEqual(len(run.console), 3)
+        self.assertEqual(list(run.run.cases())[-1], "smoke.#3")
+
+
+if __name__ == "__main__":
+    unittest.main()

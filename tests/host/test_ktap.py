@@ -1,0 +1,264 @@
+"""ktap.parse and ktap.scan_console on captured-style guest output."""
+import unittest
+
+from rfmlib import ktap
+from rfmlib.ktap import ERROR, FAIL, MISS, PASS, SKIP, Obs
+
+from tests.host import util
+
+INCOMPLETE = "no completion marker: the run is incomplete"
+
+
+def case_statuses(run):
+    """{case key: status}, in report order (dicts keep insertion order)."""
+    return {key: case.status for key, case in run.cases().items()}
+
+
+def nested(suite, *body, result="ok 1", directive=""):
+    """A one-program results log as init prints it: the program's lines
+    indented by four spaces, then its result line and the marker."""
+    lines = ["KTAP version 1", "1..1", "    # Subtest: %s" % suite]
+    lines += ["    " + line for line in body]
+    lines.append("%s %s%s" % (result, suite, " # " + directive if directive else ""))
+    lines.append("# rfm-complete 1")
+    return "\n".join(lines) + "\n"
+
+
+class CompleteRuns(unittest.TestCase):
+    def test_every_smoke_case_passes_in_program_order(self):
+        for target in util.TARGET_NAMES:
+            with self.subTest(target=target):
+                run = util.parse("complete/" + target)
+                self.assertEqual(list(case_statuses(run).items()),
+                                 [(key, PASS) for key in util.SMOKE_CASES])
+
+    def test_run_is_complete_without_problems(self):
+        run = util.parse("complete/x86_64")
+        self.assertTrue(run.complete)
+        self.assertEqual(run.problems, [])
+        self.assertEqual(run.foreign_lines, 0)
+        self.assertEqual(run.planned, 1)
+
+    def test_meta_lines(self):
+        self.assertEqual(util.parse("complete/i386").meta, {
+            "target": "i386", "kernel": "Linux 6.1.192 i686", "init": "32-bit"})
+        self.assertEqual(util.parse("complete/x86_64").meta["init"], "64-bit")
+
+    def test_suite_plan_and_status(self):
+        (suite,) = util.parse("complete/x86_64-ia32").suites
+        self.assertEqual((suite.name, suite.status, suite.planned),
+                         ("smoke", PASS, 3))
+
+    def test_obs_attach_to_the_next_result_with_their_scope(self):
+        cases = util.parse("complete/x86_64").cases()
+        self.assertEqual(cases["smoke.set_get_roundtrip"].obs, {
+            "set_errno": Obs("0"), "get_errno": Obs("0"),
+            "head_is_ours": Obs("1"), "head_len": Obs("24", "abi")})
+        self.assertEqual(cases["smoke.set_bad_length"].obs,
+                         {"ret": Obs("-1"), "errno": Obs("EINVAL")})
+        self.assertEqual(cases["smoke.death_one_lock"].obs,
+                         {"word": Obs("0x40000000")})
+
+    def test_abi_obs_is_12_on_the_ilp32_targets(self):
+        for target in ("x86_64-ia32", "i386"):
+            case = util.parse("complete/" + target).cases()["smoke.set_get_roundtrip"]
+            self.assertEqual(case.obs["head_len"], Obs("12", "abi"))
+
+    def test_crlf_input_parses_the_same(self):
+        lf = util.text("complete/x86_64")
+        crlf = ktap.parse(lf.replace("\n", "\r\n"))
+        self.assertEqual(crlf.cases(), ktap.parse(lf).cases())
+        self.assertEqual(crlf.meta["target"], "x86_64")
+        self.assertTrue(crlf.complete)
+        self.assertEqual(crlf.foreign_lines, 0)
+
+
+class BrokenRuns(unittest.TestCase):
+    def test_truncated_mid_subtest_leaves_the_rest_missing(self):
+        run = util.parse("truncated")
+        self.assertEqual(case_statuses(run), {
+            "smoke.set_get_roundtrip": PASS, "smoke.#2": MISS, "smoke.#3": MISS})
+        self.assertEqual(run.cases()["smoke.#2"].reason,
+                         "log ends before this result")
+        self.assertFalse(run.complete)
+        self.assertIn(INCOMPLETE, run.problems)
+
+    def test_truncated_obs_line_is_not_given_to_an_earlier_case(self):
+        case = util.parse("truncated").cases()["smoke.set_get_roundtrip"]
+        self.assertNotIn("ret", case.obs)
+        self.assertNotIn("err", case.obs)
+
+    def test_panic_results_stop_after_case_two(self):
+        run = util.parse("panic")
+        self.assertEqual(case_statuses(run), {
+            "smoke.set_get_roundtrip": PASS, "smoke.set_bad_length": PASS,
+            "smoke.#3": MISS})
+        self.assertFalse(run.complete)
+
+    def test_timed_out_program_leaves_its_cases_error_not_miss(self):
+        run = util.parse("timeout")
+        self.assertEqual(case_statuses(run), {
+            "smoke.set_get_roundtrip": PASS, "smoke.#2": ERROR, "smoke.#3": ERROR})
+        self.assertEqual(run.cases()["smoke.#3"].reason,
+                         "program ended before reporting it: TIMEOUT after 300 s")
+        (suite,) = run.suites
+        self.assertEqual((suite.status, suite.reason), (FAIL, "TIMEOUT after 300 s"))
+        self.assertTrue(run.complete)
+        self.assertEqual(run.problems, [])
+
+    def test_program_failing_after_all_cases_passed_is_an_error(self):
+        run = ktap.parse(nested("smoke", "KTAP version 1", "1..1", "ok 1 only",
+                                result="not ok 1", directive="killed by signal 11"))
+        self.assertEqual(case_statuses(run),
+                         {"smoke.only": PASS, "smoke.(program)": ERROR})
+        self.assertEqual(run.cases()["smoke.(program)"].reason, "killed by signal 11")
+
+    def test_programs_never_reported(self):
+        text = util.text("complete/i386").replace("1..1\n", "1..2\n", 1)
+        run = ktap.parse(text)
+        self.assertIn("1 of 2 programs never reported", run.problems)
+
+    def test_empty_results(self):
+        run = ktap.parse("")
+        self.assertEqual(run.cases(), {})
+        self.assertFalse(run.complete)
+        self.assertEqual(run.problems, [INCOMPLETE])
+
+
+class ForeignLines(unittest.TestCase):
+    def test_kernel_messages_are_counted_and_ignored(self):
+        run = util.parse("interleaved")
+        self.assertEqual(run.foreign_lines, 4)
+        self.assertEqual(run.cases(), util.parse("complete/x86_64").cases())
+        self.assertTrue(run.complete)
+        self.assertEqual(run.problems, [])
+
+    def test_program_without_ktap_is_one_case_named_after_it(self):
+        run = util.parse("extra")
+        self.assertEqual(list(case_statuses(run).items()),
+                         [("robust_stress", PASS)] + [(k, PASS) for k in util.SMOKE_CASES])
+        case = run.cases()["robust_stress"]
+        self.assertEqual((case.suite, case.name), ("robust_stress", ""))
+        self.assertEqual(run.foreign_lines, 2)   # its two lines of plain output
+        self.assertEqual(run.planned, 2)
+
+    def test_failing_program_without_ktap(self):
+        run = ktap.parse(nested("stress", "segfault at 0", result="not ok 1",
+                                directive="exit status 139"))
+        case = run.cases()["stress"]
+        self.assertEqual((case.status, case.reason), (FAIL, "exit status 139"))
+
+    def test_result_line_without_a_subtest_header(self):
+        run = ktap.parse("KTAP version 1\n1..2\nok 1 lonely\n"
+                         "not ok 2 crashy # killed by signal 11\n# rfm-complete 2\n")
+        self.assertEqual(case_statuses(run), {"lonely": PASS, "crashy": FAIL})
+        self.assertEqual(run.cases()["crashy"].reason, "killed by signal 11")
+        self.assertEqual(run.problems, [])
+
+    def test_subtest_without_result_line(self):
+        text = ("KTAP version 1\n1..2\n    # Subtest: first\n    KTAP version 1\n"
+                "    1..2\n    ok 1 a\n    # Subtest: second\n    KTAP version 1\n"
+                "    1..1\n    ok 1 b\nok 2 second\n# rfm-complete 2\n")
+        run = ktap.parse(text)
+        self.assertIn("subtest first has no result line", run.problems)
+        self.assertEqual(case_statuses(run),
+                         {"first.a": PASS, "first.#2": MISS, "second.b": PASS})
+
+    def test_indented_output_outside_a_subtest(self):
+        run = ktap.parse("KTAP version 1\n1..0\n    ok 1 stray\n# rfm-complete 0\n")
+        self.assertIn("indented output outside a subtest", run.problems)
+        self.assertEqual(case_statuses(run), {"(unnamed).stray": PASS})
+
+
+class CaseDetails(unittest.TestCase):
+    def test_skip_with_reason(self):
+        case = util.parse("variants/i386").cases()["robust_abi.pi_owner_died"]
+        self.assertEqual((case.status, case.reason),
+                         (SKIP, "needs CONFIG_FUTEX_PI, not in this kernel"))
+
+    def test_skip_only_where_reported(self):
+        case = util.parse("variants/x86_64").cases()["robust_abi.pi_owner_died"]
+        self.assertEqual((case.status, case.reason), (PASS, ""))
+
+    def test_target_scoped_obs_keeps_its_reason(self):
+        case = util.parse("variants/x86_64-ia32").cases()["robust_abi.syscall_number"]
+        self.assertEqual(case.obs["nr"], Obs(
+            "311", "target", "set_robust_list has its own number in each syscall table"))
+
+    def test_target_scope_without_a_reason(self):
+        run = ktap.parse(nested("s", "# obs fault=EFAULT [target]", "ok 1 c"))
+        self.assertEqual(run.cases()["s.c"].obs["fault"], Obs("EFAULT", "target", ""))
+
+    def test_diagnostics_attach_to_the_next_result(self):
+        case = util.parse("baseline/x86_64").cases()["smoke.death_one_lock"]
+        self.assertEqual(case.status, FAIL)
+        self.assertEqual(case.diag, [
+            "child: set_robust_list: Function not implemented",
+            "FAIL /work/main/tests/common/smoke.c:83: lock->futex == "
+            "FUTEX_OWNER_DIED: futex word 0x31 after the owner died, want 0x40000000"])
+        self.assertEqual(case.obs, {"word": Obs("0x31")})
+
+    def test_failed_cases_do_not_add_a_program_error(self):
+        run = util.parse("baseline/i386")
+        self.assertEqual(list(run.cases()), list(util.SMOKE_CASES))
+        self.assertEqual(run.suites[0].reason, "exit status 1")
+
+    def test_deeper_nesting_is_diagnostics(self):
+        run = ktap.parse(nested("s", "        # Subtest: inner", "        ok 1 x",
+                                "ok 1 c"))
+        self.assertEqual(case_statuses(run), {"s.c": PASS})
+        self.assertEqual(run.cases()["s.c"].diag, ["# Subtest: inner", "ok 1 x"])
+
+    def test_duplicate_case_names_are_kept_apart(self):
+        run = ktap.parse(nested("s", "KTAP version 1", "1..2", "# obs n=1",
+                                "ok 1 twice", "# obs n=2", "not ok 2 twice"))
+        self.assertEqual(case_statuses(run), {"s.twice": PASS, "s.twice#2": FAIL})
+        self.assertEqual(run.cases()["s.twice#2"].obs, {"n": Obs("2")})
+        self.assertIn("duplicate case s.twice", run.problems)
+
+    def test_result_with_dash_before_the_name(self):
+        run = ktap.parse(nested("s", "ok 1 - dashed"))
+        self.assertEqual(case_statuses(run), {"s.dashed": PASS})
+
+
+class ConsoleScan(unittest.TestCase):
+    def test_clean_boot_logs_have_no_findings(self):
+        # Their command line says "panic=-1 oops=panic": not trouble.
+        for target in util.TARGET_NAMES:
+            with self.subTest(target=target):
+                log = util.text("complete/" + target, "console.log")
+                self.assertIn("oops=panic", log)
+                self.assertEqual(ktap.scan_console(log), [])
+
+    def test_panic_log(self):
+        found = ktap.scan_console(util.text("panic", "console.log"))
+        self.assertEqual([kind for kind, _ in found], ["bug", "oops", "panic"])
+        self.assertEqual(found[0][1], "[    0.934871] BUG: kernel NULL pointer "
+                                      "dereference, address: 00000004")
+        self.assertEqual(found[2][1], "[    0.940616] Kernel panic - not syncing: "
+                                      "Fatal exception")
+
+    def test_each_kind_of_trouble(self):
+        lines = {
+            "warning": "[    2.1] WARNING: CPU: 0 PID: 47 at kernel/futex/core.c:1061 "
+                       "exit_robust_list+0x2d/0x130",
+            "bug": "[    2.2] BUG: KASAN: use-after-free in handle_futex_death+0x3c/0x1a0",
+            "kasan": "[    2.3] KASAN: null-ptr-deref in range "
+                     "[0x0000000000000008-0x000000000000000f]",
+            "oops": "[    2.4] general protection fault, probably for non-canonical "
+                    "address 0xdffffc0000000001: 0000 [#1] SMP KASAN",
+            "hung": "[  242.5] INFO: task smoke:47 blocked for more than 120 seconds.",
+            "lockdep": "[    2.6] inconsistent lock state",
+        }
+        for kind, line in lines.items():
+            with self.subTest(kind=kind):
+                self.assertEqual(ktap.scan_console("[    1.0] ok\n%s\r\n" % line),
+                                 [(kind, line)])
+
+    def test_one_finding_per_line(self):
+        found = ktap.scan_console("Kernel panic - not syncing: Oops: BUG: in a WARNING:\n")
+        self.assertEqual([kind for kind, _ in found], ["panic"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,102 @@
+"""Shared fixture loading for the host tests.
+
+A fixture is a directory under fixtures/ holding what one guest boot leaves
+in out/<kernel>/<target>/: results.ktap and, when it matters, console.log.
+See fixtures/README for what each one is.
+"""
+from pathlib import Path
+
+from rfmlib import cli, compare, ktap, targets
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TARGET_NAMES = tuple(t.name for t in targets.TARGETS)   # x86_64, x86_64-ia32, i386
+SMOKE_CASES = ("smoke.set_get_roundtrip", "smoke.set_bad_length",
+               "smoke.death_one_lock")
+VARIANT_PROGRAMS = ("robust_abi", "smoke")     # the programs of variants/
+# The negative control, as tests/negative-control.txt states it.
+CONTROL = [("*.death_*", "FAIL"), ("smoke.set_get_roundtrip", "obs set_errno=ENOSYS")]
+
+
+def path(fixture, name="results.ktap"):
+    return FIXTURES / fixture / name
+
+
+def text(fixture, name="results.ktap"):
+    return path(fixture, name).read_text()
+
+
+def parse(fixture):
+    """The parsed results.ktap of a fixture."""
+    return ktap.parse(text(fixture))
+
+
+def guest_run(target, fixture, boot="complete", programs=("smoke",), detail=""):
+    """A GuestRun as cli.load_guest_run builds it from an out/ directory."""
+    return cli.load_guest_run(FIXTURES / fixture, target, boot, 1.5, detail,
+                              programs)
+
+
+def guest_run_from_text(target, results, boot="complete", programs=("smoke",),
+                        console=()):
+    """A GuestRun from results text (for a variant made inside a test)."""
+    return compare.GuestRun(target=target, boot_status=boot,
+                            run=ktap.parse(results), console=list(console),
+                            programs=tuple(programs), seconds=1.5)
+
+
+def complete_runs(set_name="complete", programs=("smoke",)):
+    """{target: GuestRun} of a three-target fixture set, e.g. complete/."""
+    return {t: guest_run(t, "%s/%s" % (set_name, t), programs=programs)
+            for t in TARGET_NAMES}
+
+
+def variant_runs():
+    """variants/ (smoke + robust_abi) on every target."""
+    return complete_runs("variants", programs=VARIANT_PROGRAMS)
+
+
+def edited(target, fixture, old, new, **kwargs):
+    """A GuestRun from a fixture's results with one piece changed."""
+    results = text(fixture)
+    if old not in results:
+        raise AssertionError("%r is not in %s" % (old, fixture))
+    return guest_run_from_text(target, results.replace(old, new), **kwargs)
+
+
+def with_runs(runs, replacements):
+    """A copy of {target: GuestRun} with some targets' runs replaced."""
+    out = dict(runs)
+    out.update(replacements)
+    return out
+
+
+def rows_by_case(rows):
+    return {row["case"]: row for row in rows}
+
+
+def statuses(row):
+    """{target: status} of one matrix row."""
+    return {t: cell["status"] for t, cell in row["cells"].items()}
+
+
+def compare_all(runs):
+    """compare_targets over every target, as {case: row}."""
+    return rows_by_case(compare.compare_targets(runs, targets.TARGETS))
+
+
+def matrix(runs_by_kernel, kernels=("series",), **kwargs):
+    """build_matrix over every target with fixed, readable meta."""
+    meta = {"tree": "linux-source-6.1 6.1.192-3", "accel": "tcg",
+            "kernels": {k: "6.1.192 + 0 patch(es)" for k in kernels}}
+    return compare.build_matrix(runs_by_kernel, targets.TARGETS, list(kernels),
+                                meta=meta, **kwargs)
+
+
+def check_matrix(**replace_by_kernel):
+    """The runs of a `matrix-check` (series, stock, baseline), all as they
+    should be, with replacements per kernel: {kernel: {target: GuestRun}}."""
+    runs = {"series": complete_runs(), "stock": complete_runs(),
+            "baseline": complete_runs("baseline")}
+    for kernel, replacements in replace_by_kernel.items():
+        runs[kernel] = with_runs(runs[kernel], replacements)
+    return runs

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * syscall: set_robust_list() and get_robust_list() as a caller sees them,
+ * by raw system call, for the caller's own ABI (24-byte head on x86_64,
+ * 12-byte head on ia32 and i386).
+ */
+#include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
+
+#include <limits.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+
+#define NOBODY 65534
+
+/* Report errno by name; the return value too, it must be 0 or -1. */
+static void obs_call(const char *what, long ret, int err)
+{
+	printf("# obs %s=%ld/%s\n", what, ret, ret ? rfm_errno_name(err) : "0");
+}
+
+static int set_len(size_t len, int want_errno)
+{
+	struct robust_list_head head;
+	long ret;
+
+	rfm_head_init(&head);
+	ret = rfm_set_robust_list(&head, len);
+	obs_call("set", ret, errno);
+	if (want_errno)
+		RFM_CHECK(ret == -1 && errno == want_errno, "ret %ld errno %s",
+			  ret, rfm_errno_name(errno));
+	else
+		RFM_CHECK(ret == 0, "ret %ld errno %s", ret, rfm_errno_name(errno));
+	return RFM_PASS;
+}
+
+static int set_len_exact(void)
+{
+	return set_len(sizeof(struct robust_list_head), 0);
+}
+
+static int set_len_one_short(void)
+{
+	return set_len(sizeof(struct robust_list_head) - 1, EINVAL);
+}
+
+static int set_len_one_long(void)
+{
+	return set_len(sizeof(struct robust_list_head) + 1, EINVAL);
+}
+
+static int set_len_zero(void)
+{
+	return set_len(0, EINVAL);
+}
+
+static int set_len_huge(void)
+{
+	return set_len((size_t)-1, EINVAL);
+}
+
+/* The other ABI's size is wrong for this one: 12 on 64-bit, 24 on 32. */
+static int set_len_other_abi(void)
+{
+	return set_len(sizeof(long) == 8 ? 12 : 24, EINVAL);
+}
+
+static int set_null_head(void)
+{
+	struct robust_list_head head, *got = &head;
+	size_t len = 0;
+	long ret;
+
+	ret = rfm_set_robust_list(NULL, sizeof(head));
+	obs_call("set", ret, errno);
+	RFM_CHECK(ret == 0, "set_robust_list(NULL): %s", rfm_errno_name(errno));
+	ret = rfm_get_robust_list(0, &got, &len);
+	obs_call("get", ret, errno);
+	rfm_obs("head_is_null", "%d", got == NULL);
+	RFM_CHECK(ret == 0 && got == NULL, "get: ret %ld head %p", ret, (void *)got);
+	return RFM_PASS;
+}
+
+/* ---- get_robust_list: whose list, and what it writes ---- */
+
+static int get_for(pid_t pid, struct robust_list_head *want)
+{
+	struct robust_list_head *got = NULL;
+	size_t len = 0;
+	long ret = rfm_get_robust_list(pid, &got, &len);
+
+	obs_call("get", ret, errno);
+	rfm_obs("head_matches", "%d", got == want);
+	rfm_obs_abi("len", "%zu", len);
+	RFM_CHECK(ret == 0, "get_robust_list(%d): %s", pid, rfm_errno_name(errno));
+	RFM_CHECK(got == want, "got %p want %p", (void *)got, (void *)want);
+	RFM_CHECK(len == sizeof(*want), "len %zu", len);
+	return RFM_PASS;
+}
+
+static int get_pid_zero(void)
+{
+	struct robust_list_head head;
+
+	rfm_head_init(&head);
+	RFM_CHECK(rfm_set_robust_list(&head, sizeof(head)) == 0, "set: %s",
+		  rfm_errno_name(errno));
+	return get_for(0, &head);
+}
+
+static int get_own_tid(void)
+{
+	struct robust_list_head head;
+
+	rfm_head_init(&head);
+	RFM_CHECK(rfm_set_robust_list(&head, sizeof(head)) == 0, "set: %s",
+		  rfm_errno_name(errno));
+	return get_for(rfm_gettid(), &head);
+}
+
+struct thread_report {
+	struct robust_list_head head;
+	volatile pid_t tid;
+	volatile int done;
+};
+
+static void *register_and_wait(void *arg)
+{
+	struct thread_report *r = arg;
+
+	rfm_head_init(&r->head);
+	rfm_set_robust_list(&r->head, sizeof(r->head));
+	r->tid = rfm_gettid();
+	while (!r->done)
+		usleep(1000);
+	return NULL;
+}
+
+static int get_other_thread(void)
+{
+	struct thread_report r = { 0 };
+	pthread_t t;
+	int result;
+
+	RFM_CHECK(pthread_create(&t, NULL, register_and_wait, &r) == 0,
+		  "pthread_create");
+	while (!r.tid)
+		usleep(1000);
+	result = get_for(r.tid, &r.head);
+	r.done = 1;
+	pthread_join(t, NULL);
+	return result;
+}
+
+/* A child registers a head at an address the parent can name. */
+static int get_other_process(void)
+{
+	struct thread_report *r = rfm_shared(sizeof(*r));
+	pid_t pid;
+	int result;
+
+	RFM_CHECK(r, "mmap");
+	pid = fork();
+	if (pid == 0) {
+		rfm_head_init(&r->head);
+		rfm_set_robust_list(&r->head, sizeof(r->head));
+		r->tid = rfm_gettid();
+		while (!r->done)
+			usleep(1000);
+		_exit(0);
+	}
+	while (!r->tid)
+		usleep(1000);
+	result = get_for(pid, &r->head);
+	r->done = 1;
+	waitpid(pid, NULL, 0);
+	return result;
+}
+
+static int get_no_such_task(void)
+{
+	struct robust_list_head *got;
+	size_t len;
+	long ret;
+	pid_t pid = fork();
+
+	/* A pid that was just reaped and, in a quiet guest, not reused. */
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	ret = rfm_get_robust_list(pid, &got, &len);
+	obs_call("get", ret, errno);
+	RFM_CHECK(ret == -1 && errno == ESRCH, "ret %ld errno %s", ret,
+		  rfm_errno_name(errno));
+	ret = rfm_get_robust_list(INT_MAX, &got, &len);
+	RFM_CHECK(ret == -1 && errno == ESRCH, "pid INT_MAX: ret %ld errno %s",
+		  ret, rfm_errno_name(errno));
+	return RFM_PASS;
+}
+
+/* A page that faults on any access. */
+static void *bad_address(void)
+{
+	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int get_bad_head_ptr(void)
+{
+	size_t len;
+	long ret = rfm_get_robust_list(0, bad_address(), &len);
+
+	obs_call("get", ret, errno);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "ret %ld errno %s", ret,
+		  rfm_errno_name(errno));
+	return RFM_PASS;
+}
+
+static int get_bad_len_ptr(void)
+{
+	struct robust_list_head *got;
+	long ret = rfm_get_robust_list(0, &got, bad_address());
+
+	obs_call("get", ret, errno);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "ret %ld errno %s", ret,
+		  rfm_errno_name(errno));
+	return RFM_PASS;
+}
+
+/*
+ * get_robust_list writes exactly one word of the caller's ABI to each
+ * pointer: 8 bytes on x86_64, 4 on ia32 (through compat) and i386. Each
+ * pointer aims 8 bytes into a guarded buffer; the call runs twice, with
+ * two guard patterns, so a byte the kernel wrote differs from the guard
+ * in at least one run even if its value happens to equal the other.
+ */
+struct written {
+	int count;	/* bytes the kernel wrote */
+	int first;	/* offset of the first one; 8 is where we pointed */
+};
+
+static int measure_writes(struct written *head_w, struct written *len_w)
+{
+	unsigned char hbuf[2][32], lbuf[2][32];
+	const unsigned char guard[2] = { 0xa5, 0x5a };
+
+	for (int run = 0; run < 2; run++) {
+		memset(hbuf[run], guard[run], 32);
+		memset(lbuf[run], guard[run], 32);
+		if (rfm_get_robust_list(0, hbuf[run] + 8, lbuf[run] + 8))
+			return -1;
+	}
+	*head_w = (struct written){ 0, -1 };
+	*len_w = (struct written){ 0, -1 };
+	for (int i = 0; i < 32; i++) {
+		if (hbuf[0][i] != guard[0] || hbuf[1][i] != guard[1]) {
+			head_w->first = head_w->first < 0 ? i : head_w->first;
+			head_w->count++;
+		}
+		if (lbuf[0][i] != guard[0] || lbuf[1][i] != guard[1]) {
+			len_w->first = len_w->first < 0 ? i : len_w->first;
+			len_w->count++;
+		}
+	}
+	return 0;
+}
+
+static int get_writes_one_word(void)
+{
+	struct robust_list_head head;
+	struct written hw, lw;
+
+	rfm_head_init(&head);
+	RFM_CHECK(rfm_set_robust_list(&head, sizeof(head)) == 0, "set: %s",
+		  rfm_errno_name(errno));
+	RFM_CHECK(measure_writes(&hw, &lw) == 0, "get: %s", rfm_errno_name(errno));
+	rfm_obs_abi("head_bytes_written", "%d", hw.count);
+	rfm_obs_abi("len_bytes_written", "%d", lw.count);
+	rfm_obs("written_at_pointer", "%d", hw.first == 8 && lw.first == 8);
+	RFM_CHECK(hw.first == 8 && hw.count == (int)sizeof(void *),
+		  "head: %d bytes from offset %d", hw.count, hw.first);
+	RFM_CHECK(lw.first == 8 && lw.count == (int)sizeof(size_t),
+		  "len: %d bytes from offset %d", lw.count, lw.first);
+	return RFM_PASS;
+}
+
+/* ---- permissions: ptrace read access to the target is needed ---- */
+
+static int as_nobody(void)
+{
+	if (setgid(NOBODY) || setuid(NOBODY))
+		return -1;
+	/* setuid() made us non-dumpable, which would hide us from our own
+	 * uid as well; the same-uid case needs an ordinary process. */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+static int get_perm_other_uid(void)
+{
+	struct robust_list_head *got;
+	size_t len;
+	int *res = rfm_shared(sizeof(int) * 2), status;
+	pid_t root_pid = getpid(), pid;
+
+	RFM_CHECK(res, "mmap");
+	if (getuid() != 0)
+		return rfm_skip("needs root to become nobody");
+	pid = fork();
+	if (pid == 0) {
+		if (as_nobody())
+			_exit(2);
+		res[0] = (int)rfm_get_robust_list(root_pid, &got, &len);
+		res[1] = errno;
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %#x", status);
+	obs_call("get", res[0], res[1]);
+	RFM_CHECK(res[0] == -1 && res[1] == EPERM, "ret %d errno %s", res[0],
+		  rfm_errno_name(res[1]));
+	return RFM_PASS;
+}
+
+static int get_perm_same_uid(void)
+{
+	struct thread_report *r = rfm_shared(sizeof(*r));
+	int *res = rfm_shared(sizeof(int) * 3), status;
+	pid_t pid;
+
+	RFM_CHECK(r && res, "mmap");
+	if (getuid() != 0)
+		return rfm_skip("needs root to become nobody");
+	pid = fork();
+	if (pid == 0) {
+		pid_t asker;
+
+		if (as_nobody())
+			_exit(2);
+		rfm_head_init(&r->head);
+		rfm_set_robust_list(&r->head, sizeof(r->head));
+		r->tid = getpid();
+		asker = fork();
+		if (asker == 0) {
+			struct robust_list_head *got = NULL;
+			size_t len;
+
+			res[0] = (int)rfm_get_robust_list(r->tid, &got, &len);
+			res[1] = errno;
+			res[2] = got == &r->head;
+			_exit(0);
+		}
+		waitpid(asker, NULL, 0);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %#x", status);
+	obs_call("get", res[0], res[1]);
+	rfm_obs("head_matches", "%d", res[2]);
+	RFM_CHECK(res[0] == 0 && res[2], "ret %d errno %s", res[0],
+		  rfm_errno_name(res[1]));
+	return RFM_PASS;
+}
+
+static const struct rfm_case cases[] = {
+	RFM_CASE(set_len_exact),
+	RFM_CASE(set_len_one_short),
+	RFM_CASE(set_len_one_long),
+	RFM_CASE(set_len_zero),
+	RFM_CASE(set_len_huge),
+	RFM_CASE(set_len_other_abi),
+	RFM_CASE(set_null_head),
+	RFM_CASE(get_pid_zero),
+	RFM_CASE(get_own_tid),
+	RFM_CASE(get_other_thread),
+	RFM_CASE(get_other_process),
+	RFM_CASE(get_no_such_task),
+	RFM_CASE(get_bad_head_ptr),
+	RFM_CASE(get_bad_len_ptr),
+	RFM_CASE(get_writes_one_word),
+	RFM_CASE(get_perm_other_uid),
+	RFM_CASE(get_perm_same_uid),
+};
+
+RFM_MAIN(cases)

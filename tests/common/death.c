@@ -6,15 +6,17 @@
  * them, registers the list with the raw system call and dies; the parent
  * then reads the futex words. Several cases exist because the 2006 V1
  * patch got exactly that detail wrong; the comment says which bug the case
- * would catch. Every case name starts with "death_": the negative control
- * (a kernel without robust lists) must fail them all.
+ * would catch. Every case whose name starts with "death_" needs at least
+ * one lock released, so the negative control (a kernel without robust
+ * lists) must fail them all; "survive_" cases only ask that the owner
+ * dies cleanly with a hostile list.
  */
 #include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
 
 #include <pthread.h>
 #include <sched.h>
 
-#define NLOCKS 4
+#define NLOCKS 8
 
 /* Shared between the case and its owner child: a head and some locks. */
 struct arena {
@@ -406,6 +408,541 @@ static int death_at_exec(void)
 	return RFM_PASS;
 }
 
+
+/* ---- how the walk treats each entry ---- */
+
+/* Link the locks in @order (-1 ends) after the head, last back to it. */
+static void chain(struct arena *a, const int *order)
+{
+	struct robust_list *prev = &a->head.list;
+
+	for (; *order >= 0; order++) {
+		prev->next = &a->lock[*order].link;
+		prev = &a->lock[*order].link;
+	}
+	prev->next = &a->head.list;
+}
+
+/* Run @owner in a child and require a clean exit with its list set. */
+static int run_owner(int (*owner)(void *), struct arena *a)
+{
+	return expect_child_exit(rfm_run_child(owner, a));
+}
+
+static int owner_mixed_words(void *arg)
+{
+	struct arena *a = arg;
+	static const int order[] = { 0, 1, 2, -1 };
+
+	a->lock[0].futex = (uint32_t)getppid();		/* another TID */
+	a->lock[1].futex = 0;				/* unlocked */
+	a->lock[2].futex = (uint32_t)rfm_gettid();	/* ours */
+	chain(a, order);
+	return register_head(&a->head);
+}
+
+/* Only words holding the dying TID change; others and 0 stay as they are. */
+static int death_only_own_entries(void)
+{
+	struct arena *a = arena_new();
+	uint32_t other = (uint32_t)getpid();
+
+	RFM_CHECK(a, "mmap");
+	if (run_owner(owner_mixed_words, a))
+		return RFM_FAIL;
+	rfm_obs("other_tid_untouched", "%d", a->lock[0].futex == other);
+	rfm_obs("zero_untouched", "%d", a->lock[1].futex == 0);
+	rfm_obs("own", "%#x", a->lock[2].futex);
+	RFM_CHECK(a->lock[0].futex == other, "other TID's word %#x", a->lock[0].futex);
+	RFM_CHECK(a->lock[1].futex == 0, "zero word %#x", a->lock[1].futex);
+	RFM_CHECK(a->lock[2].futex == FUTEX_OWNER_DIED, "own word %#x",
+		  a->lock[2].futex);
+	return RFM_PASS;
+}
+
+/*
+ * futex_offset may be negative: the word before the link. On 32-bit it
+ * is a compat_long_t that the compat walk must sign-extend.
+ */
+struct word_first_lock {
+	uint32_t futex;
+	uint32_t pad;
+	struct robust_list link;
+};
+
+static int owner_negative_offset(void *arg)
+{
+	struct word_first_lock *l = arg;
+	struct robust_list_head *head = (void *)(l + 1);
+
+	l->futex = (uint32_t)rfm_gettid();
+	head->list.next = &l->link;
+	l->link.next = &head->list;
+	head->futex_offset = (long)offsetof(struct word_first_lock, futex) -
+			     (long)offsetof(struct word_first_lock, link);
+	head->list_op_pending = NULL;
+	return register_head(head);
+}
+
+static int death_negative_offset(void)
+{
+	struct word_first_lock *l = rfm_shared(4096);
+
+	RFM_CHECK(l, "mmap");
+	if (expect_child_exit(rfm_run_child(owner_negative_offset, l)))
+		return RFM_FAIL;
+	rfm_obs("futex_offset", "%ld",
+		(long)offsetof(struct word_first_lock, futex) -
+		(long)offsetof(struct word_first_lock, link));
+	rfm_obs("word", "%#x", l->futex);
+	RFM_CHECK(l->futex == FUTEX_OWNER_DIED, "word %#x", l->futex);
+	return RFM_PASS;
+}
+
+/* Bit 0 of a link marks a PI futex: walked, and the rest still released. */
+static int owner_pi_entry(void *arg)
+{
+	struct arena *a = arg;
+	static const int order[] = { 0, 1, -1 };
+
+	take(a, 0, 0);
+	take(a, 1, 0);
+	chain(a, order);
+	a->head.list.next = (void *)((uintptr_t)a->head.list.next | 1);
+	return register_head(&a->head);
+}
+
+static int death_pi_entry_then_more(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	if (run_owner(owner_pi_entry, a))
+		return RFM_FAIL;
+	rfm_obs("pi_word", "%#x", a->lock[0].futex);
+	rfm_obs("next_word", "%#x", a->lock[1].futex);
+	RFM_CHECK(a->lock[0].futex == FUTEX_OWNER_DIED, "PI word %#x",
+		  a->lock[0].futex);
+	RFM_CHECK(a->lock[1].futex == FUTEX_OWNER_DIED,
+		  "the entry after a PI one was leaked: %#x", a->lock[1].futex);
+	return RFM_PASS;
+}
+
+/* ---- list_op_pending ---- */
+
+static int owner_pending_only(void *arg)
+{
+	struct arena *a = arg;
+
+	/* Acquired, not yet listed: only list_op_pending knows about it. */
+	a->lock[0].futex = (uint32_t)rfm_gettid();
+	a->head.list_op_pending = &a->lock[0].link;
+	return register_head(&a->head);
+}
+
+static int death_pending_not_listed(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	if (run_owner(owner_pending_only, a))
+		return RFM_FAIL;
+	rfm_obs("word", "%#x", a->lock[0].futex);
+	RFM_CHECK(a->lock[0].futex == FUTEX_OWNER_DIED, "word %#x",
+		  a->lock[0].futex);
+	return RFM_PASS;
+}
+
+/*
+ * Wake-ups at a death: @owner_setup prepares the arena in the owner,
+ * @waiters processes sleep in FUTEX_WAIT on lock 0, then the owner is
+ * killed. Returns how many were woken (the others time out).
+ */
+static int count_wakeups(struct arena *a, void (*owner_setup)(struct arena *),
+			 int waiters)
+{
+	pid_t owner, sleeper[4];
+	int woken = 0, status;
+
+	owner = fork();
+	if (owner == 0) {
+		owner_setup(a);
+		if (register_head(&a->head))
+			_exit(1);
+		a->owner_tid = 1;
+		for (;;)
+			pause();
+	}
+	while (!a->owner_tid) {
+		if (waitpid(owner, &status, WNOHANG) == owner)
+			return -1;
+		usleep(1000);
+	}
+	for (int i = 0; i < waiters; i++) {
+		sleeper[i] = fork();
+		if (sleeper[i] == 0) {
+			uint32_t seen = a->lock[0].futex;
+
+			_exit(rfm_futex_wait(&a->lock[0].futex, seen, 3000) == 0 ? 0 :
+			      errno == ETIMEDOUT ? 2 : 3);
+		}
+	}
+	/* Kill the owner only once every waiter sleeps. */
+	for (int i = 0; i < waiters; i++) {
+		while (proc_state(sleeper[i]) != 'S' && proc_state(sleeper[i]) != 'Z')
+			sched_yield();
+	}
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	for (int i = 0; i < waiters; i++) {
+		waitpid(sleeper[i], &status, 0);
+		woken += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	return woken;
+}
+
+static void held_contended_listed(struct arena *a)
+{
+	take(a, 0, FUTEX_WAITERS);
+}
+
+static void held_contended_pending_and_listed(struct arena *a)
+{
+	take(a, 0, FUTEX_WAITERS);
+	a->head.list_op_pending = &a->lock[0].link;
+}
+
+static void pending_unlocked(struct arena *a)
+{
+	/* Released in user space, killed before its FUTEX_WAKE. */
+	a->lock[0].futex = 0;
+	a->head.list_op_pending = &a->lock[0].link;
+}
+
+static int death_one_wake_per_lock(void)
+{
+	struct arena *a = arena_new();
+	int woken;
+
+	RFM_CHECK(a, "mmap");
+	woken = count_wakeups(a, held_contended_listed, 2);
+	rfm_obs("woken", "%d", woken);
+	rfm_obs("word", "%#x", a->lock[0].futex);
+	RFM_CHECK(woken == 1, "%d of 2 waiters woken, want exactly 1", woken);
+	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
+		  "word %#x", a->lock[0].futex);
+	return RFM_PASS;
+}
+
+/* Pending and also on the list: handled once, so one waiter, not two. */
+static int death_pending_also_listed(void)
+{
+	struct arena *a = arena_new();
+	int woken;
+
+	RFM_CHECK(a, "mmap");
+	woken = count_wakeups(a, held_contended_pending_and_listed, 2);
+	rfm_obs("woken", "%d", woken);
+	rfm_obs("word", "%#x", a->lock[0].futex);
+	RFM_CHECK(woken == 1, "%d of 2 waiters woken, want exactly 1", woken);
+	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
+		  "word %#x", a->lock[0].futex);
+	return RFM_PASS;
+}
+
+/* The lost-wakeup fix: a pending op on an unlocked word still wakes one. */
+static int death_pending_unlocked_wakes(void)
+{
+	struct arena *a = arena_new();
+	int woken;
+
+	RFM_CHECK(a, "mmap");
+	woken = count_wakeups(a, pending_unlocked, 1);
+	rfm_obs("woken", "%d", woken);
+	rfm_obs("word", "%#x", a->lock[0].futex);
+	RFM_CHECK(woken == 1, "the waiter was not woken");
+	RFM_CHECK(a->lock[0].futex == 0, "word %#x changed", a->lock[0].futex);
+	return RFM_PASS;
+}
+
+/* ---- ways to die ---- */
+
+enum death_by { BY_EXIT, BY_SIGKILL, BY_SIGSEGV, BY_EXIT_GROUP_ELSEWHERE };
+
+static void *hold_in_thread(void *arg)
+{
+	struct arena *a = arg;
+
+	take(a, 0, 0);
+	if (!register_head(&a->head))
+		a->owner_tid = 1;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int die_holding(struct arena *a, enum death_by how)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		pthread_t t;
+
+		if (how == BY_EXIT_GROUP_ELSEWHERE) {
+			/* A thread holds; the main thread ends the process. */
+			if (pthread_create(&t, NULL, hold_in_thread, a))
+				_exit(1);
+			while (!a->owner_tid)
+				usleep(1000);
+			_exit(0);
+		}
+		take(a, 0, 0);
+		if (register_head(&a->head))
+			_exit(1);
+		a->owner_tid = 1;
+		if (how == BY_SIGSEGV)
+			*(volatile int *)0 = 0;
+		if (how == BY_EXIT)
+			_exit(0);
+		for (;;)
+			pause();
+	}
+	if (how == BY_SIGKILL) {
+		while (!a->owner_tid && waitpid(pid, &status, WNOHANG) == 0)
+			usleep(1000);
+		kill(pid, SIGKILL);
+	}
+	waitpid(pid, &status, 0);
+	rfm_obs("word", "%#x", a->lock[0].futex);
+	RFM_CHECK(a->owner_tid, "the owner never registered its list");
+	RFM_CHECK(a->lock[0].futex == FUTEX_OWNER_DIED, "word %#x",
+		  a->lock[0].futex);
+	return RFM_PASS;
+}
+
+static int death_by_exit(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	return die_holding(a, BY_EXIT);
+}
+
+static int death_by_sigkill(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	return die_holding(a, BY_SIGKILL);
+}
+
+static int death_by_sigsegv(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	return die_holding(a, BY_SIGSEGV);
+}
+
+static int death_by_exit_group_elsewhere(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	return die_holding(a, BY_EXIT_GROUP_ELSEWHERE);
+}
+
+/* ---- ROBUST_LIST_LIMIT: with limit+1 held locks, how many are released ---- */
+
+static int owner_many(void *arg)
+{
+	struct rfm_lock *locks = arg;
+	struct robust_list_head *head = (void *)(locks + ROBUST_LIST_LIMIT + 1);
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	rfm_head_init(head);
+	/* Add in reverse so that list order is locks[0], locks[1], ... */
+	for (int i = ROBUST_LIST_LIMIT; i >= 0; i--) {
+		locks[i].futex = tid;
+		rfm_list_add(head, &locks[i]);
+	}
+	return register_head(head);
+}
+
+static int death_limit_boundary(void)
+{
+	int n = ROBUST_LIST_LIMIT + 1, released = 0, prefix = 0;
+	struct rfm_lock *locks = rfm_shared(sizeof(*locks) * (n + 1) + 64);
+
+	RFM_CHECK(locks, "mmap");
+	if (expect_child_exit(rfm_run_child(owner_many, locks)))
+		return RFM_FAIL;
+	for (int i = 0; i < n; i++) {
+		int dead = locks[i].futex == FUTEX_OWNER_DIED;
+
+		released += dead;
+		if (dead && prefix == i)
+			prefix++;
+	}
+	rfm_obs("held", "%d", n);
+	rfm_obs("released", "%d", released);
+	rfm_obs("released_in_list_order", "%d", prefix == released);
+	RFM_CHECK(prefix == released, "released locks are not the list's head");
+	RFM_CHECK(released == ROBUST_LIST_LIMIT,
+		  "%d of %d released; <linux/futex.h> says the limit is %d",
+		  released, n, ROBUST_LIST_LIMIT);
+	return RFM_PASS;
+}
+
+/* ---- hostile lists: the walk must stop quietly, never hang or crash ---- */
+
+static int owner_circular(void *arg)
+{
+	struct arena *a = arg;
+
+	take(a, 0, 0);
+	take(a, 1, 0);
+	/* head -> 1 -> 0 -> 1 -> ...: never back to the head. */
+	a->lock[0].link.next = &a->lock[1].link;
+	return register_head(&a->head);
+}
+
+static int death_circular_list(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	if (run_owner(owner_circular, a))
+		return RFM_FAIL;
+	rfm_obs("words", "%#x,%#x", a->lock[0].futex, a->lock[1].futex);
+	RFM_CHECK(a->lock[0].futex == FUTEX_OWNER_DIED &&
+		  a->lock[1].futex == FUTEX_OWNER_DIED, "words %#x %#x",
+		  a->lock[0].futex, a->lock[1].futex);
+	return RFM_PASS;
+}
+
+/* Stop at the @bad entry: the locks before it released, the one after not. */
+static int owner_with_bad_entry(struct arena *a, struct robust_list *bad)
+{
+	take(a, 0, 0);
+	take(a, 1, 0);
+	/* list order: head -> 1 -> bad -> 0 (if the walk went on) */
+	a->head.list.next = &a->lock[1].link;
+	a->lock[1].link.next = bad;
+	a->lock[0].link.next = &a->head.list;
+	return register_head(&a->head);
+}
+
+static int owner_unmapped_next(void *arg)
+{
+	void *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+
+	return owner_with_bad_entry(arg, hole);
+}
+
+static int owner_misaligned_futex(void *arg)
+{
+	struct arena *a = arg;
+	/* A readable entry whose futex word is not 4-byte aligned, whose
+	 * next would lead on to lock 0. */
+	struct robust_list *odd = (void *)((char *)&a->lock[2].link + 1);
+
+	memcpy(odd, &(struct robust_list *){ &a->lock[0].link }, sizeof(void *));
+	return owner_with_bad_entry(a, odd);
+}
+
+static int owner_kernel_address(void *arg)
+{
+	/* Above TASK_SIZE for the x86_64 kernel; on i386 (3G/1G) and for
+	 * ia32 tasks an unmapped or kernel address: faults either way. */
+	return owner_with_bad_entry(arg, (void *)(sizeof(long) == 8 ?
+				    (uintptr_t)0xffff880000000000ULL :
+				    (uintptr_t)0xc0001000UL));
+}
+
+static int walk_stops_at_bad_entry(int (*owner)(void *))
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	if (run_owner(owner, a))
+		return RFM_FAIL;
+	rfm_obs("before", "%#x", a->lock[1].futex);
+	rfm_obs("after_untouched", "%d", a->lock[0].futex != FUTEX_OWNER_DIED);
+	RFM_CHECK(a->lock[1].futex == FUTEX_OWNER_DIED, "lock before: %#x",
+		  a->lock[1].futex);
+	RFM_CHECK(a->lock[0].futex != FUTEX_OWNER_DIED,
+		  "the walk went past a bad entry");
+	return RFM_PASS;
+}
+
+static int death_stops_at_unmapped_next(void)
+{
+	return walk_stops_at_bad_entry(owner_unmapped_next);
+}
+
+static int death_stops_at_misaligned_futex(void)
+{
+	return walk_stops_at_bad_entry(owner_misaligned_futex);
+}
+
+static int death_stops_at_kernel_address(void)
+{
+	return walk_stops_at_bad_entry(owner_kernel_address);
+}
+
+static int owner_cycle_skipping_head(void *arg)
+{
+	struct arena *a = arg;
+
+	take(a, 0, 0);
+	take(a, 1, 0);
+	take(a, 2, 0);
+	/* head -> 0 -> 1 -> 2 -> 1 -> 2 ...: the cycle leaves the head out. */
+	a->head.list.next = &a->lock[0].link;
+	a->lock[0].link.next = &a->lock[1].link;
+	a->lock[1].link.next = &a->lock[2].link;
+	a->lock[2].link.next = &a->lock[1].link;
+	return register_head(&a->head);
+}
+
+static int death_cycle_skipping_head(void)
+{
+	struct arena *a = arena_new();
+	int released = 0;
+
+	RFM_CHECK(a, "mmap");
+	if (run_owner(owner_cycle_skipping_head, a))
+		return RFM_FAIL;
+	for (int i = 0; i < 3; i++)
+		released += a->lock[i].futex == FUTEX_OWNER_DIED;
+	rfm_obs("released", "%d", released);
+	RFM_CHECK(released == 3, "%d of 3 released", released);
+	return RFM_PASS;
+}
+
+static int owner_head_unmapped(void *arg)
+{
+	struct robust_list_head *head = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)arg;
+	rfm_head_init(head);
+	if (register_head(head))
+		return 1;
+	return munmap(head, 4096) ? 2 : 0;
+}
+
+static int survive_head_unmapped(void)
+{
+	int status = rfm_run_child(owner_head_unmapped, NULL);
+
+	rfm_obs("owner_exit", "%d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return expect_child_exit(status);
+}
+
 static const struct rfm_case cases[] = {
 	RFM_CASE(death_several_locks),
 	RFM_CASE(death_waiters_bit_kept),
@@ -416,6 +953,24 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_waiter_woken),
 	RFM_CASE(death_thread_exit),
 	RFM_CASE(death_at_exec),
+	RFM_CASE(death_only_own_entries),
+	RFM_CASE(death_negative_offset),
+	RFM_CASE(death_pi_entry_then_more),
+	RFM_CASE(death_pending_not_listed),
+	RFM_CASE(death_one_wake_per_lock),
+	RFM_CASE(death_pending_also_listed),
+	RFM_CASE(death_pending_unlocked_wakes),
+	RFM_CASE(death_by_exit),
+	RFM_CASE(death_by_sigkill),
+	RFM_CASE(death_by_sigsegv),
+	RFM_CASE(death_by_exit_group_elsewhere),
+	RFM_CASE(death_limit_boundary),
+	RFM_CASE(death_circular_list),
+	RFM_CASE(death_cycle_skipping_head),
+	RFM_CASE(death_stops_at_unmapped_next),
+	RFM_CASE(death_stops_at_misaligned_futex),
+	RFM_CASE(death_stops_at_kernel_address),
+	RFM_CASE(survive_head_unmapped),
 };
 
 RFM_MAIN(cases)

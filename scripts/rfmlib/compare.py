@@ -302,13 +302,17 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
         else:
             matrix["control"] = {"available": False,
                                  "reason": unavailable.get("baseline", "")}
+    # The baseline's failures are expected: counted apart, not as failures.
     counts = {s: 0 for s in ktap.STATUSES}
+    control_counts = {s: 0 for s in ktap.STATUSES}
     for kernel, rows in rows_by_kernel.items():
+        into = control_counts if kernel == "baseline" else counts
         for row in rows:
             for cell in row["cells"].values():
-                if cell["status"] in counts:
-                    counts[cell["status"]] += 1
+                if cell["status"] in into:
+                    into[cell["status"]] += 1
     status = 1 if failures else 2 if incomplete else 0
     matrix["summary"] = {"exit_status": status, "counts": counts,
+                         "control_counts": control_counts,
                          "failures": failures, "incomplete": incomplete}
     return matrix

@@ -81,6 +81,9 @@ def render_text(matrix):
     s = matrix["summary"]
     lines.append("")
     lines.append("cells: " + ", ".join("%d %s" % (n, k) for k, n in s["counts"].items()))
+    if any(s.get("control_counts", {}).values()):
+        lines.append("negative control cells (failures expected): " + ", ".join(
+            "%d %s" % (n, k) for k, n in s["control_counts"].items() if n))
     for f in s["failures"][:20]:
         lines.append("FAILED: %s" % f)
     for f in s["incomplete"][:20]:

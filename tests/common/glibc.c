@@ -36,6 +36,19 @@ static struct shared_mutex *new_mutex(int protocol)
 	return s;
 }
 
+/*
+ * pthread_mutex_lock() bounded by a deadline: a lock the kernel never
+ * marked as dead would otherwise block until the case times out.
+ */
+static int lock_within(pthread_mutex_t *m, int seconds)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += seconds;
+	return pthread_mutex_timedlock(m, &deadline);
+}
+
 /* Fork an owner that locks @s and dies by SIGKILL while holding it. */
 static int kill_owner(struct shared_mutex *s)
 {
@@ -67,8 +80,7 @@ static int recover(int protocol, int make_consistent)
 	RFM_CHECK(s, "robust pshared mutex: init failed");
 	RFM_CHECK(kill_owner(s) == 0, "the owner could not lock the mutex");
 
-	/* Bounded by the case timeout: a lost owner-died hangs here. */
-	first = pthread_mutex_lock(&s->m);
+	first = lock_within(&s->m, 5);
 	rfm_obs("first_lock", "%s", rfm_errno_name(first));
 	RFM_CHECK(first == EOWNERDEAD, "lock after the owner died: %s",
 		  rfm_errno_name(first));
@@ -77,7 +89,7 @@ static int recover(int protocol, int make_consistent)
 		rfm_obs("consistent", "%s", rfm_errno_name(consistent));
 	}
 	unlock = pthread_mutex_unlock(&s->m);
-	second = pthread_mutex_lock(&s->m);
+	second = lock_within(&s->m, 5);
 	rfm_obs("unlock", "%s", rfm_errno_name(unlock));
 	rfm_obs("second_lock", "%s", rfm_errno_name(second));
 	if (make_consistent) {
@@ -133,7 +145,7 @@ static int death_glibc_blocked_waiter(void)
 	*result = -1;
 	waiter = fork();
 	if (waiter == 0) {
-		*result = pthread_mutex_lock(&s->m);
+		*result = lock_within(&s->m, 10);
 		_exit(0);
 	}
 	/* Give it time to block; either way it must end with EOWNERDEAD. */

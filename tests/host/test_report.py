@@ -79,7 +79,8 @@ class MatrixText(unittest.TestCase):
         self.assertIn("== series vs stock: every case matches on every target", lines)
         self.assertIn("== negative control (baseline kernel must fail these)", lines)
         self.assertIn("  ok   *.death_* FAIL: holds", lines)
-        self.assertIn("cells: 18 PASS, 9 FAIL, 0 SKIP, 0 ERROR, 0 MISS", lines)
+        self.assertIn("cells: 18 PASS, 0 FAIL, 0 SKIP, 0 ERROR, 0 MISS", lines)
+        self.assertIn("negative control cells (failures expected): 9 FAIL", lines)
         self.assertEqual(lines[-1], VERDICTS[0])
         self.assertFalse(any(l.startswith(("FAILED:", "INCOMPLETE:")) for l in lines))
 

@@ -6,7 +6,7 @@ export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check bench abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -42,6 +42,11 @@ bisect-check:
 ## tables and the kernel's compat layout (KSRC=/path/to/tree for another)
 abi:
 	$(RFM) abi
+
+## bench: the seed's performance claims on every target, series vs stock
+## and the one-million-lock experiment (out/bench/: json, txt, png)
+bench:
+	$(RFM) bench
 
 ## report: render out/ again (matrix.txt, matrix.json, junit.xml)
 report:

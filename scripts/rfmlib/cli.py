@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
 from .log import Fatal, progress
-from .targets import (BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
+from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
                       KERNEL_VARIANTS, select_kernels, select_targets, target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
@@ -275,6 +275,51 @@ def cmd_abi(args):
     return 1 if drifts else 0
 
 
+def cmd_bench(_args):
+    """Boot the benchmark on every target and kernel, one guest at a time."""
+    from . import bench
+    deps.ensure(extra=("gnuplot-nox",))
+    kernels = select_kernels(os.environ.get("KERNELS"), BENCH_KERNELS)
+    targets = select_targets(os.environ.get("TARGETS"))
+    out = config.out_dir() / "bench"
+    pristine = tree.pristine_tree()
+    images, unavailable, _ = build_kernels(kernels, targets)
+    if unavailable:
+        raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
+    initrds = {w: guest.build_initramfs(pristine, w, suite="bench")[0]
+               for w in sorted({t.word for t in targets}, reverse=True)}
+    t0 = targets[0]
+    accel = qemu.choose_accel(t0, images[(kernels[0], t0.kconfig)] / "bzImage", initrds[t0.word])
+    shutil.rmtree(out, ignore_errors=True)
+    raw = {}
+    for k in kernels:
+        for t in targets:
+            d = out / k / t.name
+            append = "rfm.bench_max_n=%d" % bench.MILLION if k == "bench-1m" else ""
+            b = qemu.boot(t, images[(k, t.kconfig)] / "bzImage", initrds[t.word], d,
+                          accel, run_timeout=int(os.environ.get("RUN_TIMEOUT", "1800")),
+                          append=append)
+            progress("bench", "%s/%s: %s in %.0fs" % (k, t.name, b.status, b.seconds))
+            if b.status != "complete":
+                raise Fatal("bench guest %s/%s: %s %s (see %s)" % (
+                    k, t.name, b.status, b.detail, d / "console.log"))
+            run = ktap.parse((d / "results.ktap").read_text())
+            failed = [c.key for c in run.cases().values() if c.status != ktap.PASS]
+            if failed:
+                raise Fatal("bench %s/%s: %s failed (see %s)" % (
+                    k, t.name, ", ".join(failed), d / "results.ktap"))
+            raw.setdefault(k, {})[t.name] = bench.records((d / "results.ktap").read_text())
+    doc = bench.summarize(raw, accel)
+    (out / "bench.json").write_text(json.dumps(doc, indent=1) + "\n")
+    text = bench.render(doc)
+    (out / "bench.txt").write_text(text)
+    pngs = bench.plot(doc, out)
+    print()
+    print(text, end="")
+    print("written: %s/bench.json, bench.txt, %s" % (out, ", ".join(p.name for p in pngs)))
+    return 0
+
+
 def cmd_deps(_args):
     deps.ensure()
     print("all packages present")
@@ -294,6 +339,7 @@ def main(argv=None):
     sub.add_parser("shell").set_defaults(fn=cmd_shell)
     sub.add_parser("deps").set_defaults(fn=cmd_deps)
     sub.add_parser("guest-selftest").set_defaults(fn=cmd_guest_selftest)
+    sub.add_parser("bench").set_defaults(fn=cmd_bench)
     sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
     sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
     p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")

@@ -41,9 +41,9 @@ def _wanted_spec(package):
     return package
 
 
-def missing_packages():
+def missing_packages(extra=()):
     missing = []
-    for package in PACKAGES:
+    for package in list(PACKAGES) + list(extra):
         version = installed_version(package)
         if version is None:
             missing.append(_wanted_spec(package))
@@ -78,8 +78,10 @@ def ensure_i386_arch():
     return True
 
 
-def ensure():
-    missing = missing_packages()
+def ensure(extra=()):
+    """Install what is missing (as root), or print the apt-get line.
+    `extra`: packages only some commands need (gnuplot for make bench)."""
+    missing = missing_packages(extra)
     i386_ok = ensure_i386_arch()
     if not missing and i386_ok:
         return
@@ -90,7 +92,7 @@ def ensure():
             line))
     progress("deps", "installing: %s" % " ".join(missing))
     apt_install(missing)
-    still = missing_packages()
+    still = missing_packages(extra)
     if still:
         raise Fatal("still missing after apt-get: %s" % " ".join(still))
 

@@ -17,10 +17,14 @@ CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
 ELF_KINDS = {64: (2, 62), 32: (1, 3)}
 
 
-def sources_for(word):
-    """(name, path) of every test program for a word size: shared cases in
-    tests/common plus the word-size-only ones in tests64/ or tests32/."""
-    dirs = [config.REPO / "tests" / "common", config.REPO / ("tests%d" % word)]
+def sources_for(word, suite="tests"):
+    """(name, path) of every program of a suite for a word size. "tests":
+    the shared cases in tests/common plus the word-size-only ones in
+    tests64/ or tests32/; "bench": bench/."""
+    if suite == "bench":
+        dirs = [config.REPO / "bench"]
+    else:
+        dirs = [config.REPO / "tests" / "common", config.REPO / ("tests%d" % word)]
     found = {}
     for d in dirs:
         for src in sorted(d.glob("*.c")) if d.is_dir() else []:
@@ -38,14 +42,14 @@ def _hash_files(paths, extra=""):
     return h.hexdigest()[:16]
 
 
-def build_programs(word):
-    """Compile init and the tests for `word`; cached by their sources."""
+def build_programs(word, suite="tests"):
+    """Compile init and a suite's programs for `word`; cached by sources."""
     headers = sorted((config.REPO / "tests" / "include").glob("*.h"))
     init_src = config.REPO / "initramfs" / "init.c"
-    tests = sources_for(word)
+    tests = sources_for(word, suite)
     key = _hash_files([init_src] + headers + [p for _, p in tests],
-                      " ".join(CFLAGS) + str(word))
-    out = config.cache_dir() / "user" / ("%d-%s" % (word, key))
+                      " ".join(CFLAGS) + str(word) + suite)
+    out = config.cache_dir() / "user" / ("%s%d-%s" % (suite, word, key))
     if (out / "done").exists():
         return out
     progress("userland", "%d-bit: init and %d test program(s)" % (word, len(tests)))
@@ -145,9 +149,9 @@ def busybox(word):
     return path
 
 
-def build_initramfs(tree, word, extra_dir=None):
+def build_initramfs(tree, word, extra_dir=None, suite="tests"):
     """The cpio archive for a word size (built without root)."""
-    programs = build_programs(word)
+    programs = build_programs(word, suite)
     extras = extra_programs(extra_dir, word)
     bb = busybox(word)
     tests = sorted((programs / "tests").iterdir())
@@ -155,7 +159,7 @@ def build_initramfs(tree, word, extra_dir=None):
     for e in extras:
         if e.name in names:
             raise Fatal("EXTRA program %s has the name of a project test" % e)
-    key = _hash_files([programs / "init", bb] + tests + extras, str(word))
+    key = _hash_files([programs / "init", bb] + tests + extras, str(word) + suite)
     cpio = config.cache_dir() / "initramfs" / ("%d-%s.cpio" % (word, key))
     if cpio.exists():
         return cpio, [p.name for p in tests], [e.name for e in extras]

@@ -30,13 +30,13 @@ class Boot:
     detail: str = ""
 
 
-def qemu_command(target, kernel, initrd, accel, mode, console, results):
+def qemu_command(target, kernel, initrd, accel, mode, console, results, append=""):
     cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
            "-cpu", target.cpu, "-m", MEMORY, "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
-           "-append", "%s rfm.mode=%s rfm.target=%s" % (
-               KERNEL_ARGS, mode, target.name)]
+           "-append", "%s rfm.mode=%s rfm.target=%s %s" % (
+               KERNEL_ARGS, mode, target.name, append)]
     if mode == "shell":
         cmd += ["-serial", "mon:stdio"]
     else:
@@ -53,14 +53,14 @@ def _results_started(path):
 
 
 def boot(target, kernel, initrd, outdir, accel, mode="tests",
-         boot_timeout=None, run_timeout=None):
+         boot_timeout=None, run_timeout=None, append=""):
     boot_timeout = boot_timeout or BOOT_TIMEOUT
     run_timeout = run_timeout or RUN_TIMEOUT
     outdir.mkdir(parents=True, exist_ok=True)
     console, results = outdir / "console.log", outdir / "results.ktap"
     for f in (console, results):
         f.unlink(missing_ok=True)
-    cmd = qemu_command(target, kernel, initrd, accel, mode, console, results)
+    cmd = qemu_command(target, kernel, initrd, accel, mode, console, results, append)
     (outdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
     start = time.monotonic()
     stderr = open(outdir / "qemu.stderr", "w")

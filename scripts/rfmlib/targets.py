@@ -62,10 +62,14 @@ KERNEL_VARIANTS = {
               "about": "Debian's linux-source-6.1 as shipped"},
     "baseline": {"patches": "first",
                  "about": "negative control: only the removal patch 0001"},
+    # make bench only: the seed's one-million-lock experiment.
+    "bench-1m": {"patches": "all+bench",
+                 "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},
 }
 
 DEFAULT_RUN_KERNELS = ("series",)
 CHECK_KERNELS = ("series", "stock", "baseline")
+BENCH_KERNELS = ("series", "stock", "bench-1m")
 
 
 def target(name):

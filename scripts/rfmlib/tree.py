@@ -45,6 +45,9 @@ def patches_for(variant_patches):
         return series
     if variant_patches == "first":
         return series[:1] if series else None
+    if variant_patches == "all+bench":
+        bench = sorted((config.PATCHES / "bench").glob("*.patch"))
+        return series + bench if series else None
     raise ValueError(variant_patches)
 
 

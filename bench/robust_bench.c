@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * robust_bench: the seed's performance claims, measured in the guest.
+ *
+ * 1. The kernel walk: a child holds N robust locks in shared memory and is
+ *    killed; the time from kill() to the parent's waitpid() return, less
+ *    the same with N = 0, divided by N, is the kernel's cost per lock at
+ *    exit. Uncontended (word = TID), contended (TID | FUTEX_WAITERS, so
+ *    one futex_wake per lock, nobody waiting) and with a real waiter
+ *    sleeping on every lock.
+ * 2. The user-space path the seed compared against: the same N locks
+ *    released from user space with one FUTEX_WAKE each, as glibc did in
+ *    2006 for !pshared robust mutexes.
+ * 3. "Virtually zero overhead": a thread create + exit with no list
+ *    registered, with an empty list, and with one held lock.
+ *
+ * Each point is measured RUNS times; the median and the quartiles are
+ * printed as one JSON object per line ("# bench {...}") inside an
+ * ordinary KTAP case, for the host to collect.
+ *
+ * Usage: robust_bench [max_n]   (default: ROBUST_LIST_LIMIT)
+ */
+#include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
+
+#include <pthread.h>
+#include <sched.h>
+
+#define RUNS		15
+#define THREAD_LOOPS	200
+
+static long max_n = ROBUST_LIST_LIMIT;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct stats {
+	double median, q1, q3;
+};
+
+static struct stats summarize(uint64_t *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return (struct stats){ v[n / 2], v[n / 4], v[(3 * n) / 4] };
+}
+
+/* ---- the kernel walk ---- */
+
+enum contention { UNCONTENDED, CONTENDED, REAL_WAITERS };
+static const char *const contention_name[] = {
+	"uncontended", "contended", "waiters",
+};
+
+struct pool {
+	long n;
+	struct robust_list_head head;
+	volatile int ready;
+	volatile int waiting;	/* waiters asleep */
+	struct rfm_lock lock[];
+};
+
+static struct pool *pool_new(long n)
+{
+	struct pool *p = rfm_shared(sizeof(*p) + (n + 1) * sizeof(struct rfm_lock));
+
+	if (p)
+		p->n = n;
+	return p;
+}
+
+static void pool_free(struct pool *p)
+{
+	munmap(p, sizeof(*p) + (p->n + 1) * sizeof(struct rfm_lock));
+}
+
+/* The owner: take every lock, list them, register, wait to be killed. */
+static void owner(struct pool *p, enum contention c)
+{
+	uint32_t word = (uint32_t)rfm_gettid() | (c == UNCONTENDED ? 0 : FUTEX_WAITERS);
+
+	rfm_head_init(&p->head);
+	for (long i = 0; i < p->n; i++) {
+		p->lock[i].futex = word;
+		rfm_list_add(&p->head, &p->lock[i]);
+	}
+	if (rfm_set_robust_list(&p->head, sizeof(p->head)))
+		_exit(1);
+	p->ready = 1;
+	for (;;)
+		pause();
+}
+
+static void *wait_on(void *arg)
+{
+	struct rfm_lock *l = arg;
+	uint32_t seen = l->futex;
+
+	rfm_futex_wait(&l->futex, seen, 60000);
+	return NULL;
+}
+
+/* A process with one thread asleep on each lock. */
+static pid_t start_waiters(struct pool *p)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pthread_attr_t attr;
+		pthread_t t;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 * 1024);
+		for (long i = 0; i < p->n; i++)
+			if (pthread_create(&t, &attr, wait_on, &p->lock[i]) == 0)
+				__atomic_add_fetch(&p->waiting, 1, __ATOMIC_SEQ_CST);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* One death: nanoseconds from kill() to waitpid() of an owner of n locks. */
+static int64_t one_death(long n, enum contention c)
+{
+	struct pool *p = pool_new(n);
+	pid_t pid, waiters = -1;
+	uint64_t t0, t1;
+	int status;
+
+	if (!p)
+		return -1;
+	pid = fork();
+	if (pid == 0)
+		owner(p, c);
+	while (!p->ready) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return -1;
+		sched_yield();
+	}
+	if (c == REAL_WAITERS && n) {
+		waiters = start_waiters(p);
+		while (p->waiting < n)
+			usleep(1000);
+		usleep(20000);	/* let the last ones reach FUTEX_WAIT */
+	}
+	t0 = now_ns();
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	t1 = now_ns();
+	if (waiters > 0) {
+		kill(waiters, SIGKILL);
+		waitpid(waiters, NULL, 0);
+	}
+	for (long i = 0; i < n; i++) {
+		if (!(p->lock[i].futex & FUTEX_OWNER_DIED)) {
+			pool_free(p);
+			return -2;	/* not released: the walk did not run */
+		}
+	}
+	pool_free(p);
+	return (int64_t)(t1 - t0);
+}
+
+static void emit(const char *path, const char *contention, long n,
+		 struct stats per_lock, struct stats total, int runs)
+{
+	printf("# bench {\"path\": \"%s\", \"contention\": \"%s\", \"n\": %ld, "
+	       "\"runs\": %d, \"ns_per_lock\": %.1f, \"ns_per_lock_q1\": %.1f, "
+	       "\"ns_per_lock_q3\": %.1f, \"total_ns\": %.0f}\n",
+	       path, contention, n, runs, per_lock.median, per_lock.q1,
+	       per_lock.q3, total.median);
+}
+
+static int measure_kernel_walk(enum contention c, long n)
+{
+	uint64_t with[RUNS], without[RUNS], per[RUNS];
+	int runs = n > 100000 ? 5 : RUNS;
+
+	/* Interleaved, so drift hits both series alike. */
+	for (int r = 0; r < runs; r++) {
+		int64_t a = one_death(n, c), b = one_death(0, c);
+
+		if (a < 0 || b < 0) {
+			rfm_diag("death measurement failed (%lld, %lld): %s",
+				 (long long)a, (long long)b,
+				 a == -2 ? "locks not released" : "owner failed");
+			return RFM_FAIL;
+		}
+		with[r] = a;
+		without[r] = b;
+	}
+	struct stats base = summarize(without, runs);
+
+	for (int r = 0; r < runs; r++)
+		per[r] = with[r] > base.median ?
+			 (uint64_t)((with[r] - base.median) / n) : 0;
+	emit("kernel_walk", contention_name[c], n, summarize(per, runs),
+	     summarize(with, runs), runs);
+	return RFM_PASS;
+}
+
+/* ---- the user-space path: one FUTEX_WAKE per lock ---- */
+
+static int measure_user_unlock(enum contention c, long n)
+{
+	struct pool *p = pool_new(n);
+	uint64_t per[RUNS], total[RUNS];
+	int runs = n > 100000 ? 5 : RUNS;
+
+	RFM_CHECK(p, "mmap");
+	for (int r = 0; r < runs; r++) {
+		uint32_t word = (uint32_t)rfm_gettid() |
+				(c == UNCONTENDED ? 0 : FUTEX_WAITERS);
+		uint64_t t0, t1;
+
+		for (long i = 0; i < n; i++)
+			p->lock[i].futex = word;
+		t0 = now_ns();
+		for (long i = 0; i < n; i++) {
+			/* What the dying thread's C library did for itself. */
+			__atomic_store_n(&p->lock[i].futex,
+					 FUTEX_OWNER_DIED | (word & FUTEX_WAITERS),
+					 __ATOMIC_RELEASE);
+			rfm_futex_wake(&p->lock[i].futex, 1);
+		}
+		t1 = now_ns();
+		total[r] = t1 - t0;
+		per[r] = (t1 - t0) / n;
+	}
+	emit("user_unlock", contention_name[c], n, summarize(per, runs),
+	     summarize(total, runs), runs);
+	pool_free(p);
+	return RFM_PASS;
+}
+
+static long sweep[] = { 1, 16, 128, 1024, ROBUST_LIST_LIMIT };
+
+static int bench_sweep(enum contention c, int kernel)
+{
+	for (size_t i = 0; i < RFM_ARRAY_SIZE(sweep); i++) {
+		long n = sweep[i] > max_n ? max_n : sweep[i];
+
+		if (c == REAL_WAITERS && n > 128)
+			break;	/* a thread per lock: keep the guest small */
+		if ((kernel ? measure_kernel_walk(c, n) : measure_user_unlock(c, n)))
+			return RFM_FAIL;
+		if (n == max_n)
+			break;
+	}
+	if (max_n > ROBUST_LIST_LIMIT && c != REAL_WAITERS)
+		return kernel ? measure_kernel_walk(c, max_n) : measure_user_unlock(c, max_n);
+	return RFM_PASS;
+}
+
+static int kernel_walk_uncontended(void) { return bench_sweep(UNCONTENDED, 1); }
+static int kernel_walk_contended(void) { return bench_sweep(CONTENDED, 1); }
+static int kernel_walk_waiters(void) { return bench_sweep(REAL_WAITERS, 1); }
+static int user_unlock_uncontended(void) { return bench_sweep(UNCONTENDED, 0); }
+static int user_unlock_contended(void) { return bench_sweep(CONTENDED, 0); }
+
+/* ---- thread create + exit ---- */
+
+enum thread_list { NO_LIST, EMPTY_LIST, ONE_LOCK };
+static const char *const thread_list_name[] = { "no_list", "empty_list", "one_lock" };
+
+static __thread struct robust_list_head thread_head;
+static __thread struct rfm_lock thread_lock;
+
+static void *short_thread(void *arg)
+{
+	enum thread_list kind = (enum thread_list)(uintptr_t)arg;
+
+	/* Exactly one set_robust_list() in every variant. */
+	if (kind == NO_LIST) {
+		rfm_set_robust_list(NULL, sizeof(thread_head));
+		return NULL;
+	}
+	rfm_head_init(&thread_head);
+	if (kind == ONE_LOCK) {
+		thread_lock.futex = (uint32_t)rfm_gettid();
+		rfm_list_add(&thread_head, &thread_lock);
+	}
+	rfm_set_robust_list(&thread_head, sizeof(thread_head));
+	return NULL;
+}
+
+static int thread_create_exit(void)
+{
+	uint64_t v[3][RUNS];
+
+	/* Interleave the variants run by run, against drift. */
+	for (int r = 0; r < RUNS; r++) {
+		for (int k = 0; k < 3; k++) {
+			uint64_t t0 = now_ns();
+
+			for (int i = 0; i < THREAD_LOOPS; i++) {
+				pthread_t t;
+
+				if (pthread_create(&t, NULL, short_thread,
+						   (void *)(uintptr_t)k))
+					return RFM_FAIL;
+				pthread_join(t, NULL);
+			}
+			v[k][r] = (now_ns() - t0) / THREAD_LOOPS;
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		struct stats s = summarize(v[k], RUNS);
+
+		printf("# bench {\"path\": \"thread_create_exit\", \"list\": \"%s\", "
+		       "\"runs\": %d, \"ns\": %.1f, \"ns_q1\": %.1f, \"ns_q3\": %.1f}\n",
+		       thread_list_name[k], RUNS, s.median, s.q1, s.q3);
+	}
+	return RFM_PASS;
+}
+
+/*
+ * Without a usable clock the numbers are noise: a guest whose TSC could
+ * not be calibrated (a loaded host, under TCG) falls back to jiffies,
+ * with 4 ms steps. Refuse to measure then, saying why.
+ */
+static int clock_usable(char *name, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+
+	snprintf(name, len, "unknown");
+	if (f) {
+		if (fgets(name, (int)len, f))
+			name[strcspn(name, "\n")] = '\0';
+		fclose(f);
+	}
+	return !strstr(name, "jiffies");
+}
+
+static int machine(void)
+{
+	char line[256], clock[64];
+	int usable = clock_usable(clock, sizeof(clock));
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model name", 10)) {
+			char *v = strchr(line, ':');
+
+			v = v ? v + 2 : line;
+			v[strcspn(v, "\n")] = '\0';
+			printf("# bench {\"path\": \"machine\", \"cpu\": \"%s\", "
+			       "\"clocksource\": \"%s\", \"word\": %d, "
+			       "\"limit\": %d, \"max_n\": %ld}\n",
+			       v, clock, (int)sizeof(long) * 8, ROBUST_LIST_LIMIT,
+			       max_n);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	RFM_CHECK(usable, "clocksource %s: too coarse to measure anything", clock);
+	return RFM_PASS;
+}
+
+static const struct rfm_case cases[] = {
+	RFM_CASE(machine),
+	RFM_CASE_TIMEOUT(kernel_walk_uncontended, 600),
+	RFM_CASE_TIMEOUT(kernel_walk_contended, 600),
+	RFM_CASE_TIMEOUT(kernel_walk_waiters, 600),
+	RFM_CASE_TIMEOUT(user_unlock_uncontended, 600),
+	RFM_CASE_TIMEOUT(user_unlock_contended, 600),
+	RFM_CASE_TIMEOUT(thread_create_exit, 600),
+};
+
+int main(int argc, char **argv)
+{
+	/* The size of the largest experiment comes from the kernel command
+	 * line (rfm.bench_max_n=), so one image serves every kernel. */
+	FILE *f = fopen("/proc/cmdline", "r");
+	char buf[1024] = "", *p;
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	p = strstr(buf, "rfm.bench_max_n=");
+	if (p)
+		max_n = atol(p + strlen("rfm.bench_max_n="));
+	return rfm_main(argc, argv, cases, RFM_ARRAY_SIZE(cases));
+}

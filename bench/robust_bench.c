@@ -369,6 +369,16 @@ static int machine(void)
 	return RFM_PASS;
 }
 
+/* The clock must still be usable after the measurements, too. */
+static int clock_after(void)
+{
+	char clock[64];
+
+	RFM_CHECK(clock_usable(clock, sizeof(clock)),
+		  "clocksource fell back to %s during the run", clock);
+	return RFM_PASS;
+}
+
 static const struct rfm_case cases[] = {
 	RFM_CASE(machine),
 	RFM_CASE_TIMEOUT(kernel_walk_uncontended, 600),
@@ -377,6 +387,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE_TIMEOUT(user_unlock_uncontended, 600),
 	RFM_CASE_TIMEOUT(user_unlock_contended, 600),
 	RFM_CASE_TIMEOUT(thread_create_exit, 600),
+	RFM_CASE(clock_after),
 };
 
 int main(int argc, char **argv)

@@ -209,10 +209,12 @@ def plot(doc, out):
             continue
         png = out / ("bench-%s.png" % target)
         script = "\n".join([
-            "set terminal pngcairo size 900,560" if _has_cairo() else "set terminal png size 900,560",
+            ("set terminal pngcairo noenhanced size 1000,560" if _has_cairo()
+             else "set terminal png size 1000,560"),
             "set output '%s'" % png,
             "set title 'robust list release cost per lock, %s (%s)'" % (target, doc["accel"]),
-            "set logscale x 2", "set xlabel 'held locks N'", "set ylabel 'ns per lock (median)'",
+            "set logscale x 2", "set logscale y 10",
+            "set xlabel 'held locks N'", "set ylabel 'ns per lock (median, log scale)'",
             "set key outside right", "set grid",
             "plot " + ", ".join(series_lines)])
         r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)

@@ -23,6 +23,25 @@ RUN_TIMEOUT = int(os.environ.get("RUN_TIMEOUT", "900"))    # whole guest
 MEMORY = os.environ.get("GUEST_MEM", "512M")
 
 
+def tsc_hint(accel):
+    """Under TCG the guest's TSC is the host's, but a busy host makes the
+    guest's calibration against the PIT fail, and its clocksource watchdog
+    (jiffies, which lag when the host is busy) later mark the TSC
+    unstable, leaving the guest on jiffies (4 ms steps). Tell it the
+    frequency instead, the host's TSC rate, which in a VM /proc/cpuinfo
+    reports as "cpu MHz", and that the TSC is reliable."""
+    if accel != "tcg":
+        return ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("cpu MHz"):
+                return "tsc_early_khz=%d tsc=reliable" % round(
+                    float(line.split(":")[1]) * 1000)
+    except (OSError, ValueError):
+        pass
+    return ""
+
+
 @dataclass
 class Boot:
     status: str          # complete | incomplete | boot-timeout | timeout | qemu-error
@@ -35,8 +54,9 @@ def qemu_command(target, kernel, initrd, accel, mode, console, results, append="
            "-cpu", target.cpu, "-m", MEMORY, "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
-           "-append", "%s rfm.mode=%s rfm.target=%s %s" % (
-               KERNEL_ARGS, mode, target.name, append)]
+           "-append", " ".join(a for a in (
+               KERNEL_ARGS, tsc_hint(accel), "rfm.mode=%s rfm.target=%s" % (
+                   mode, target.name), append) if a)]
     if mode == "shell":
         cmd += ["-serial", "mon:stdio"]
     else:

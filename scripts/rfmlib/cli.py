@@ -78,10 +78,11 @@ def matrix_run(kernels, targets, extra):
     pristine = tree.pristine_tree()
     images, unavailable, described = build_kernels(kernels, targets)
     initrds = {}
-    for word in sorted({t.word for t in targets}, reverse=True):
-        cpio, tests, extras = guest.build_initramfs(pristine, word, extra)
-        initrds[word] = (cpio, tests + extras)
-    jobs = [(k, t, images[(k, t.kconfig)]) + initrds[t.word]
+    for t in targets:
+        if t.userland not in initrds:
+            cpio, tests, extras = guest.build_initramfs(pristine, t.user, extra)
+            initrds[t.userland] = (cpio, tests + extras)
+    jobs = [(k, t, images[(k, t.kconfig)]) + initrds[t.userland]
             for k in kernels if k not in unavailable for t in targets]
     accel = "tcg"
     if jobs:
@@ -158,7 +159,7 @@ def cmd_shell(_args):
     images, unavailable, _ = build_kernels((kernel,), (t,))
     if unavailable:
         raise Fatal("%s: %s" % (kernel, unavailable[kernel]))
-    cpio, _, _ = guest.build_initramfs(tree.pristine_tree(), t.word,
+    cpio, _, _ = guest.build_initramfs(tree.pristine_tree(), t.user,
                                        os.environ.get("EXTRA") or None)
     accel = os.environ.get("ACCEL") or "tcg"
     cmd = qemu.qemu_command(t, images[(kernel, t.kconfig)] / "bzImage", cpio,
@@ -175,7 +176,7 @@ def cmd_guest_selftest(_args):
     t = select_targets(os.environ.get("TARGETS"))[0]
     kernel = "stock"
     images, _, _ = build_kernels((kernel,), (t,))
-    cpio, programs, _ = guest.build_initramfs(tree.pristine_tree(), t.word)
+    cpio, programs, _ = guest.build_initramfs(tree.pristine_tree(), t.user)
     image = images[(kernel, t.kconfig)] / "bzImage"
     failed = 0
     for mode, want in (("crash", 1), ("hang", 2)):
@@ -275,6 +276,10 @@ def cmd_abi(args):
     return 1 if drifts else 0
 
 
+def targets_user(targets, userland):
+    return next(t.user for t in targets if t.userland == userland)
+
+
 def cmd_bench(_args):
     """Boot the benchmark on every target and kernel, one guest at a time."""
     from . import bench
@@ -286,17 +291,18 @@ def cmd_bench(_args):
     images, unavailable, _ = build_kernels(kernels, targets)
     if unavailable:
         raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
-    initrds = {w: guest.build_initramfs(pristine, w, suite="bench")[0]
-               for w in sorted({t.word for t in targets}, reverse=True)}
+    initrds = {u: guest.build_initramfs(pristine, targets_user(targets, u), suite="bench")[0]
+               for u in dict.fromkeys(t.userland for t in targets)}
     t0 = targets[0]
-    accel = qemu.choose_accel(t0, images[(kernels[0], t0.kconfig)] / "bzImage", initrds[t0.word])
+    accel = qemu.choose_accel(t0, images[(kernels[0], t0.kconfig)] / "bzImage",
+                              initrds[t0.userland])
     shutil.rmtree(out, ignore_errors=True)
     raw = {}
     for k in kernels:
         for t in targets:
             d = out / k / t.name
             append = "rfm.bench_max_n=%d" % bench.MILLION if k == "bench-1m" else ""
-            b = qemu.boot(t, images[(k, t.kconfig)] / "bzImage", initrds[t.word], d,
+            b = qemu.boot(t, images[(k, t.kconfig)] / "bzImage", initrds[t.userland], d,
                           accel, run_timeout=int(os.environ.get("RUN_TIMEOUT", "1800")),
                           append=append)
             progress("bench", "%s/%s: %s in %.0fs" % (k, t.name, b.status, b.seconds))

@@ -1,7 +1,8 @@
 """Guest user space: static test programs, init, busybox, the initramfs.
 
-Per word size (64 or 32) one image: /init, /bin/busybox and /tests/*, the
-project's own programs plus any EXTRA ones of that word size.
+Per user-space ABI (targets.USERLANDS: lp64, ilp32, ...) one image: /init,
+/bin/busybox and /tests/*, the project's own programs plus any EXTRA ones
+of that ABI.
 """
 import hashlib
 import shutil
@@ -13,18 +14,16 @@ from . import config
 from .log import Fatal, progress
 
 CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
-# e_ident[EI_CLASS] and e_machine of the programs each word size runs.
-ELF_KINDS = {64: (2, 62), 32: (1, 3)}
 
 
-def sources_for(word, suite="tests"):
-    """(name, path) of every program of a suite for a word size. "tests":
-    the shared cases in tests/common plus the word-size-only ones in
-    tests64/ or tests32/; "bench": bench/."""
+def sources_for(user, suite="tests"):
+    """(name, path) of every program of a suite for a userland. "tests":
+    the shared cases in tests/common plus the ABI's own ones in tests64/
+    or tests32/; "bench": bench/."""
     if suite == "bench":
         dirs = [config.REPO / "bench"]
     else:
-        dirs = [config.REPO / "tests" / "common", config.REPO / ("tests%d" % word)]
+        dirs = [config.REPO / "tests" / "common", config.REPO / user.tests_dir]
     found = {}
     for d in dirs:
         for src in sorted(d.glob("*.c")) if d.is_dir() else []:
@@ -42,26 +41,26 @@ def _hash_files(paths, extra=""):
     return h.hexdigest()[:16]
 
 
-def build_programs(word, suite="tests"):
-    """Compile init and a suite's programs for `word`; cached by sources."""
+def build_programs(user, suite="tests"):
+    """Compile init and a suite's programs for a userland; cached by sources."""
     headers = sorted((config.REPO / "tests" / "include").glob("*.h"))
     init_src = config.REPO / "initramfs" / "init.c"
-    tests = sources_for(word, suite)
+    tests = sources_for(user, suite)
     key = _hash_files([init_src] + headers + [p for _, p in tests],
-                      " ".join(CFLAGS) + str(word) + suite)
-    out = config.cache_dir() / "user" / ("%s%d-%s" % (suite, word, key))
+                      " ".join(CFLAGS) + user.cflag + suite)
+    out = config.cache_dir() / "user" / ("%s-%s-%s" % (suite, user.name, key))
     if (out / "done").exists():
         return out
-    progress("userland", "%d-bit: init and %d test program(s)" % (word, len(tests)))
+    progress("userland", "%s: init and %d %s program(s)" % (user.name, len(tests), suite))
     shutil.rmtree(out, ignore_errors=True)
     (out / "tests").mkdir(parents=True)
-    flags = CFLAGS + ["-m%d" % word, "-I", str(config.REPO / "tests" / "include")]
+    flags = CFLAGS + [user.cflag, "-I", str(config.REPO / "tests" / "include")]
     for name, src, dst in ([("init", init_src, out / "init")]
                            + [(n, s, out / "tests" / n) for n, s in tests]):
         r = subprocess.run(["gcc"] + flags + ["-o", str(dst), str(src), "-lpthread"],
                            capture_output=True, text=True)
         if r.returncode != 0:
-            raise Fatal("compiling %s (-m%d) failed:\n%s" % (src, word, r.stderr))
+            raise Fatal("compiling %s (%s) failed:\n%s" % (src, user.cflag, r.stderr))
     (out / "done").write_text("")
     return out
 
@@ -89,8 +88,8 @@ def elf_kind(path):
     return cls, machine, not interp
 
 
-def extra_programs(extra_dir, word):
-    """EXTRA=DIR: the static ELF programs in DIR of this word size."""
+def extra_programs(extra_dir, user):
+    """EXTRA=DIR: the static ELF programs in DIR of this userland's ABI."""
     if not extra_dir:
         return []
     d = Path(extra_dir)
@@ -107,7 +106,7 @@ def extra_programs(extra_dir, word):
         if not static:
             raise Fatal("EXTRA program %s is dynamically linked; the guest "
                         "has no libraries: build it with -static" % path)
-        if (cls, machine) == ELF_KINDS[word]:
+        if (cls, machine) == user.elf:
             chosen.append(path)
     return chosen
 
@@ -121,10 +120,10 @@ def gen_init_cpio(tree):
     return tool
 
 
-def busybox(word):
-    """Debian's static busybox: the host's for 64-bit guests; for 32-bit
-    the i386 package, downloaded (never installed) and unpacked."""
-    if word == 64:
+def busybox(user):
+    """Debian's static busybox: the host's amd64 one, or the i386 package,
+    downloaded (never installed) and unpacked."""
+    if user.busybox_arch == "amd64":
         path = Path("/bin/busybox")
         if not path.exists():
             raise Fatal("/bin/busybox missing: apt-get install busybox-static")
@@ -149,18 +148,18 @@ def busybox(word):
     return path
 
 
-def build_initramfs(tree, word, extra_dir=None, suite="tests"):
-    """The cpio archive for a word size (built without root)."""
-    programs = build_programs(word, suite)
-    extras = extra_programs(extra_dir, word)
-    bb = busybox(word)
+def build_initramfs(tree, user, extra_dir=None, suite="tests"):
+    """The cpio archive for a userland (built without root)."""
+    programs = build_programs(user, suite)
+    extras = extra_programs(extra_dir, user)
+    bb = busybox(user)
     tests = sorted((programs / "tests").iterdir())
     names = {p.name for p in tests}
     for e in extras:
         if e.name in names:
             raise Fatal("EXTRA program %s has the name of a project test" % e)
-    key = _hash_files([programs / "init", bb] + tests + extras, str(word) + suite)
-    cpio = config.cache_dir() / "initramfs" / ("%d-%s.cpio" % (word, key))
+    key = _hash_files([programs / "init", bb] + tests + extras, user.name + suite)
+    cpio = config.cache_dir() / "initramfs" / ("%s-%s.cpio" % (user.name, key))
     if cpio.exists():
         return cpio, [p.name for p in tests], [e.name for e in extras]
     spec = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1",
@@ -178,6 +177,6 @@ def build_initramfs(tree, word, extra_dir=None, suite="tests"):
         subprocess.run([str(gen_init_cpio(tree)), str(spec_path)], stdout=f,
                        check=True)
     Path(str(cpio) + ".tmp").rename(cpio)
-    progress("initramfs", "%d-bit: %d test program(s)%s" % (
-        word, len(tests), ", %d extra" % len(extras) if extras else ""))
+    progress("initramfs", "%s: %d %s program(s)%s" % (
+        user.name, len(tests), suite, ", %d extra" % len(extras) if extras else ""))
     return cpio, [p.name for p in tests], [e.name for e in extras]

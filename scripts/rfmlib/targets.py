@@ -16,15 +16,35 @@ class KernelConfig:
 
 
 @dataclass(frozen=True)
+class Userland:
+    """A user-space ABI: how its programs are built and what they need."""
+    name: str
+    cflag: str                # gcc flag for every guest program
+    tests_dir: str            # its word-size-only cases, beside tests/common
+    busybox_arch: str         # the Debian build of busybox-static it runs
+    elf: tuple                # (EI_CLASS, e_machine) of its programs
+
+
+USERLANDS = {
+    "lp64": Userland("lp64", "-m64", "tests64", "amd64", (2, 62)),
+    "ilp32": Userland("ilp32", "-m32", "tests32", "i386", (1, 3)),
+}
+
+
+@dataclass(frozen=True)
 class Target:
     """One column of the matrix: a kernel build plus a user-space ABI."""
     name: str
     kconfig: str              # KernelConfig.name
-    word: int                 # user-space word size: 64 or 32 (-m64/-m32)
-    abi: str                  # groups targets that must agree bit for bit
+    userland: str             # USERLANDS key
+    abi: str                  # "[abi]" observations agree within a group
     qemu: str
     machine: str
     cpu: str                  # a fixed model, never "host"
+
+    @property
+    def user(self):
+        return USERLANDS[self.userland]
 
 
 KERNEL_CONFIGS = {
@@ -45,11 +65,11 @@ KERNEL_CONFIGS = {
 BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386")
 
 TARGETS = (
-    Target("x86_64", "x86_64", 64, "lp64",
+    Target("x86_64", "x86_64", "lp64", "lp64",
            "qemu-system-x86_64", "pc", "qemu64"),
-    Target("x86_64-ia32", "x86_64", 32, "ilp32",
+    Target("x86_64-ia32", "x86_64", "ilp32", "ilp32",
            "qemu-system-x86_64", "pc", "qemu64"),
-    Target("i386", "i386", 32, "ilp32",
+    Target("i386", "i386", "ilp32", "ilp32",
            "qemu-system-i386", "pc", "qemu32"),
 )
 

@@ -12,6 +12,8 @@ from rfmlib.log import Fatal
 
 from tests.host import util
 
+LP64, ILP32 = targets.USERLANDS["lp64"], targets.USERLANDS["ilp32"]
+
 ELFCLASS64, ELFCLASS32, EM_X86_64, EM_386 = 2, 1, 62, 3
 C_PROGRAM = "int main(void) { return 0; }\n"
 
@@ -132,37 +134,39 @@ class ElfPrograms(unittest.TestCase):
         self.assertIsNone(guest.elf_kind(script))
 
     def test_elf_kinds_table_matches_what_gcc_builds(self):
-        self.assertEqual(guest.elf_kind(self.static64)[:2], guest.ELF_KINDS[64])
+        self.assertEqual(guest.elf_kind(self.static64)[:2], LP64.elf)
+        self.need_m32()
+        self.assertEqual(guest.elf_kind(self.static32)[:2], ILP32.elf)
 
     def test_extra_programs_by_word_size(self):
         self.need_m32()
         d = self.extra_dir(self.static64, self.static32,
                            others=[("README", "how to build these\n")])
         (d / "subdir").mkdir()
-        self.assertEqual(guest.extra_programs(d, 64), [d / "static64"])
-        self.assertEqual(guest.extra_programs(str(d), 32), [d / "static32"])
+        self.assertEqual(guest.extra_programs(d, LP64), [d / "static64"])
+        self.assertEqual(guest.extra_programs(str(d), ILP32), [d / "static32"])
 
     def test_no_extra_dir(self):
-        self.assertEqual(guest.extra_programs(None, 64), [])
-        self.assertEqual(guest.extra_programs("", 32), [])
+        self.assertEqual(guest.extra_programs(None, LP64), [])
+        self.assertEqual(guest.extra_programs("", ILP32), [])
 
     def test_extra_dir_must_exist(self):
         with self.assertRaisesRegex(Fatal, "is not a directory"):
-            guest.extra_programs(self.bin / "nonexistent", 64)
+            guest.extra_programs(self.bin / "nonexistent", LP64)
 
     def test_dynamic_program_is_rejected(self):
         d = self.extra_dir(self.static64, self.dynamic64)
-        for word in (64, 32):
-            with self.subTest(word=word):
+        for user in (LP64, ILP32):
+            with self.subTest(user=user.name):
                 with self.assertRaisesRegex(Fatal, "dynamically linked.*-static"):
-                    guest.extra_programs(d, word)
+                    guest.extra_programs(d, user)
 
     def test_bug_object_file_is_not_a_program(self):
         """BUG: elf_kind ignores e_type, so a relocatable object (no
         program headers, hence no PT_INTERP) in EXTRA=DIR counts as a
         static program and lands in /tests, where exec fails."""
         d = self.extra_dir(self.static64, self.object64)
-        self.assertEqual(guest.extra_programs(d, 64), [d / "static64"])
+        self.assertEqual(guest.extra_programs(d, LP64), [d / "static64"])
 
 
 FORMAT_PATCH = """\
@@ -293,7 +297,8 @@ class Selection(unittest.TestCase):
         abi = {t.name: t.abi for t in targets.TARGETS}
         self.assertEqual(abi["x86_64-ia32"], abi["i386"])
         self.assertNotEqual(abi["x86_64"], abi["i386"])
-        self.assertEqual([targets.target(n).word for n in util.TARGET_NAMES], [64, 32, 32])
+        self.assertEqual([targets.target(n).user.cflag for n in util.TARGET_NAMES],
+                         ["-m64", "-m32", "-m32"])
         self.assertRaises(KeyError, targets.target, "arm64")
 
 

@@ -28,6 +28,13 @@ def build_kernels(kernels, targets):
     """{(kernel, kconfig): image dir}, and {kernel: why unavailable}."""
     images, unavailable, described = {}, {}, {}
     for kernel in kernels:
+        if KERNEL_VARIANTS[kernel].get("prebuilt"):
+            from . import prebuilt
+            for kc in sorted({t.kconfig for t in targets}):
+                images[(kernel, kc)] = prebuilt.fetch(kc)
+            described[kernel] = "; ".join(sorted({prebuilt.describe(images[(kernel, kc)])
+                                                  for kc in {t.kconfig for t in targets}}))
+            continue
         patches = tree.patches_for(KERNEL_VARIANTS[kernel]["patches"])
         if patches is None:
             unavailable[kernel] = ("patches/series is empty, so there is no "

@@ -55,8 +55,8 @@ def qemu_command(target, kernel, initrd, accel, mode, console, results, append="
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", " ".join(a for a in (
-               KERNEL_ARGS, tsc_hint(accel), "rfm.mode=%s rfm.target=%s" % (
-                   mode, target.name), append) if a)]
+               KERNEL_ARGS, tsc_hint(accel), target.kernel_args,
+               "rfm.mode=%s rfm.target=%s" % (mode, target.name), append) if a)]
     if mode == "shell":
         cmd += ["-serial", "mon:stdio"]
     else:

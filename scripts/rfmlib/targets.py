@@ -28,6 +28,9 @@ class Userland:
 USERLANDS = {
     "lp64": Userland("lp64", "-m64", "tests64", "amd64", (2, 62)),
     "ilp32": Userland("ilp32", "-m32", "tests32", "i386", (1, 3)),
+    # ILP32 in long mode: 32-bit pointers, x86_64 instructions and ELF
+    # machine, its own system call numbers (__X32_SYSCALL_BIT).
+    "x32": Userland("x32", "-mx32", "tests32", "amd64", (1, 62)),
 }
 
 
@@ -41,6 +44,7 @@ class Target:
     qemu: str
     machine: str
     cpu: str                  # a fixed model, never "host"
+    kernel_args: str = ""     # what this target needs on the command line
 
     @property
     def user(self):
@@ -49,7 +53,7 @@ class Target:
 
 KERNEL_CONFIGS = {
     "x86_64": KernelConfig("x86_64", "x86_64",
-                           ("common.config", "x86_64.config"),
+                           ("common.config", "x86_64.config", "x32.config"),
                            "arch/x86/boot/bzImage"),
     "i386": KernelConfig("i386", "i386",
                          ("common.config", "i386.config"),
@@ -71,6 +75,9 @@ TARGETS = (
            "qemu-system-x86_64", "pc", "qemu64"),
     Target("i386", "i386", "ilp32", "ilp32",
            "qemu-system-i386", "pc", "qemu32"),
+    # Debian builds x32 in but leaves it off unless asked on the command line.
+    Target("x86_64-x32", "x86_64", "x32", "ilp32",
+           "qemu-system-x86_64", "pc", "qemu64", "syscall.x32=y"),
 )
 
 # Kernel variants, in the order the matrix shows them. "patches" says which
@@ -82,6 +89,10 @@ KERNEL_VARIANTS = {
               "about": "Debian's linux-source-6.1 as shipped"},
     "baseline": {"patches": "first",
                  "about": "negative control: only the removal patch 0001"},
+    # Debian's own kernels (linux-image-amd64, linux-image-686), downloaded
+    # and unpacked into the cache, booted with our initramfs.
+    "debian": {"prebuilt": "debian",
+               "about": "Debian's prebuilt linux-image-amd64 / -686"},
     # make bench only: the seed's one-million-lock experiment.
     "bench-1m": {"patches": "all+bench",
                  "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},

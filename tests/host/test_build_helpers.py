@@ -274,7 +274,8 @@ def names(selected):
 
 class Selection(unittest.TestCase):
     def test_all_targets_by_default(self):
-        self.assertEqual(names(targets.select_targets("")), list(util.TARGET_NAMES))
+        self.assertEqual(names(targets.select_targets("")),
+                         ["x86_64", "x86_64-ia32", "i386", "x86_64-x32"])
         self.assertEqual(names(targets.select_targets(None)), list(util.TARGET_NAMES))
 
     def test_targets_in_table_order(self):
@@ -297,8 +298,10 @@ class Selection(unittest.TestCase):
         abi = {t.name: t.abi for t in targets.TARGETS}
         self.assertEqual(abi["x86_64-ia32"], abi["i386"])
         self.assertNotEqual(abi["x86_64"], abi["i386"])
+        self.assertEqual(abi["x86_64-x32"], abi["i386"])
         self.assertEqual([targets.target(n).user.cflag for n in util.TARGET_NAMES],
                          ["-m64", "-m32", "-m32"])
+        self.assertEqual(targets.target("x86_64-x32").user.cflag, "-mx32")
         self.assertRaises(KeyError, targets.target, "arm64")
 
 

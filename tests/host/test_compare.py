@@ -6,10 +6,11 @@ from pathlib import Path
 
 from rfmlib import cli, compare
 from rfmlib.compare import NA
-from rfmlib.targets import TARGETS
 from rfmlib.ktap import ERROR, FAIL, MISS, PASS, SKIP
 
 from tests.host import util
+
+TARGETS = util.FIXTURE_TARGETS
 
 ALL_PASS = {t: PASS for t in util.TARGET_NAMES}
 # Why a case of a truncated run is MISS: the guest's or the parser's words.

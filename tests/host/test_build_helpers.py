@@ -276,7 +276,7 @@ class Selection(unittest.TestCase):
     def test_all_targets_by_default(self):
         self.assertEqual(names(targets.select_targets("")),
                          ["x86_64", "x86_64-ia32", "i386", "x86_64-x32"])
-        self.assertEqual(names(targets.select_targets(None)), list(util.TARGET_NAMES))
+        self.assertEqual(targets.select_targets(None), targets.select_targets(""))
 
     def test_targets_in_table_order(self):
         self.assertEqual(names(targets.select_targets("i386,x86_64")), ["x86_64", "i386"])

@@ -3,10 +3,11 @@
 # JOBS, TARGET, KERNEL, RFM_CACHE, RFM_OUT) are passed through the
 # environment.
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
+export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check bench abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check bench fuzz abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -47,6 +48,11 @@ abi:
 ## and the one-million-lock experiment (out/bench/: json, txt, png)
 bench:
 	$(RFM) bench
+
+## fuzz: random robust lists against a model of the walk, in the guest
+## (KERNELS=debug by default; FUZZ_ITERATIONS, FUZZ_SECONDS, FUZZ_SEED)
+fuzz:
+	$(RFM) fuzz
 
 ## report: render out/ again (matrix.txt, matrix.json, junit.xml)
 report:

@@ -43,9 +43,11 @@ def build_kernels(kernels, targets):
         described[kernel] = "%s + %d patch(es)" % (config.LINUX_VERSION, len(patches))
         slot = kernel if patches else "stock"
         path, key = tree.variant_tree(slot, patches)
+        extra = KERNEL_VARIANTS[kernel].get("fragments", {})
         for kc in sorted({t.kconfig for t in targets}):
-            images[(kernel, kc)] = kbuild.build(path, slot, key, kc,
-                                                label="%s/%s" % (kernel, kc))
+            images[(kernel, kc)] = kbuild.build(
+                path, slot, key, kc, label="%s/%s" % (kernel, kc),
+                extra_fragments=[config.KCONFIG / f for f in extra.get(kc, ())])
     return images, unavailable, described
 
 
@@ -333,6 +335,56 @@ def cmd_bench(_args):
     return 0
 
 
+def cmd_fuzz(_args):
+    """The list fuzzer in the guest: KERNELS=debug by default, every target,
+    bounded by FUZZ_ITERATIONS and FUZZ_SECONDS per target, FUZZ_SEED."""
+    deps.ensure()
+    kernels = select_kernels(os.environ.get("KERNELS"), ("debug",))
+    targets = select_targets(os.environ.get("TARGETS"))
+    iterations = int(os.environ.get("FUZZ_ITERATIONS", "20000"))
+    seconds = int(os.environ.get("FUZZ_SECONDS", "180"))
+    seed = int(os.environ.get("FUZZ_SEED", "1"))
+    out = config.out_dir() / "fuzz"
+    pristine = tree.pristine_tree()
+    images, unavailable, _ = build_kernels(kernels, targets)
+    if unavailable:
+        raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
+    initrds = {u: guest.build_initramfs(pristine, targets_user(targets, u), suite="fuzz")[0]
+               for u in dict.fromkeys(t.userland for t in targets)}
+    accel = os.environ.get("ACCEL") or "tcg"
+    shutil.rmtree(out, ignore_errors=True)
+    append = "rfm.fuzz_seed=%d rfm.fuzz_iterations=%d rfm.fuzz_seconds=%d" % (
+        seed, iterations, seconds)
+    rows, bad = [], 0
+    for k in kernels:
+        for t in targets:
+            d = out / k / t.name
+            b = qemu.boot(t, images[(k, t.kconfig)] / "bzImage", initrds[t.userland], d,
+                          accel, run_timeout=seconds + 600, append=append)
+            run = load_guest_run(d, t.name, b.status, b.seconds, b.detail, ())
+            stats = {}
+            for case in run.run.cases().values():
+                for line in case.diag:
+                    if line.startswith("fuzz "):
+                        stats = json.loads(line[len("fuzz "):])
+            ok = (b.status == "complete" and not run.console and stats
+                  and stats.get("failures") == 0
+                  and all(c.status == ktap.PASS for c in run.run.cases().values()))
+            bad += not ok
+            rows.append([k, t.name, b.status, str(stats.get("iterations", "-")),
+                         str(stats.get("deaths", "-")), str(stats.get("checks", "-")),
+                         str(stats.get("released", "-")), str(stats.get("failures", "-")),
+                         str(len(run.console)), "ok" if ok else "FAIL"])
+            progress("fuzz", "%s/%s: %s, %s" % (k, t.name, b.status, stats or "no summary"))
+    text = report.format_table(["kernel", "target", "guest", "iterations", "deaths",
+                                "checks", "released", "contract failures",
+                                "kernel warnings", ""], rows)
+    text += "\nseed %d; a failure prints its seed and list in out/fuzz/<kernel>/<target>/results.ktap\n" % seed
+    (out / "fuzz.txt").write_text(text)
+    print(text, end="")
+    return 1 if bad else 0
+
+
 def cmd_deps(_args):
     deps.ensure()
     print("all packages present")
@@ -353,6 +405,7 @@ def main(argv=None):
     sub.add_parser("deps").set_defaults(fn=cmd_deps)
     sub.add_parser("guest-selftest").set_defaults(fn=cmd_guest_selftest)
     sub.add_parser("bench").set_defaults(fn=cmd_bench)
+    sub.add_parser("fuzz").set_defaults(fn=cmd_fuzz)
     sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
     sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
     p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")

@@ -19,9 +19,9 @@ CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
 def sources_for(user, suite="tests"):
     """(name, path) of every program of a suite for a userland. "tests":
     the shared cases in tests/common plus the ABI's own ones in tests64/
-    or tests32/; "bench": bench/."""
-    if suite == "bench":
-        dirs = [config.REPO / "bench"]
+    or tests32/; any other suite is its own directory (bench/, fuzz/)."""
+    if suite != "tests":
+        dirs = [config.REPO / suite]
     else:
         dirs = [config.REPO / "tests" / "common", config.REPO / user.tests_dir]
     found = {}

@@ -6,6 +6,7 @@ If that directory exists nothing is built. Otherwise the build runs in a
 build directory kept per (tree slot, config), so a changed patch rebuilds
 only the objects it affects.
 """
+import fcntl
 import hashlib
 import os
 import re
@@ -119,6 +120,22 @@ def build(tree, tree_slot, tree_key, kconfig_name, extra_fragments=(),
     build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
                  / tree_slot / kconfig_name)
     build_dir.mkdir(parents=True, exist_ok=True)
+    # One make at a time per build directory, across concurrent runs.
+    with open(build_dir / ".rfm-lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress("build", "%s: waiting for another run using %s" % (label, build_dir))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if (done / "bzImage").exists():
+            progress("kernel", "%s: built by another run (%s)" % (label, key))
+            return done
+        return _build_locked(tree, build_dir, kconfig, key, done, extra_fragments,
+                             label, targets)
+
+
+def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
+                  targets):
     log_path = build_dir / "rfm-build.log"
     log_path.write_text("")
     start = time.monotonic()

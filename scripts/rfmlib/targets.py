@@ -89,6 +89,12 @@ KERNEL_VARIANTS = {
               "about": "Debian's linux-source-6.1 as shipped"},
     "baseline": {"patches": "first",
                  "about": "negative control: only the removal patch 0001"},
+    # The series with lockdep, atomic-sleep and lockup checks, and KASAN
+    # where the arch has it: for hostile lists and concurrent deaths.
+    "debug": {"patches": "all",
+              "fragments": {"x86_64": ("debug.config", "debug-kasan.config"),
+                            "i386": ("debug.config",)},
+              "about": "series + kconfig/debug*.config"},
     # Debian's own kernels (linux-image-amd64, linux-image-686), downloaded
     # and unpacked into the cache, booted with our initramfs.
     "debian": {"prebuilt": "debian",

@@ -3,11 +3,11 @@
 # JOBS, TARGET, KERNEL, RFM_CACHE, RFM_OUT) are passed through the
 # environment.
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
-export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED
+export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check bench fuzz abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check bench fuzz stress abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -53,6 +53,11 @@ bench:
 ## (KERNELS=debug by default; FUZZ_ITERATIONS, FUZZ_SECONDS, FUZZ_SEED)
 fuzz:
 	$(RFM) fuzz
+
+## stress: owners killed at random while others wait, processes and
+## threads (KERNELS=debug by default; STRESS_SECONDS per case)
+stress:
+	$(RFM) stress
 
 ## report: render out/ again (matrix.txt, matrix.json, junit.xml)
 report:

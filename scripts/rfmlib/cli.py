@@ -335,54 +335,65 @@ def cmd_bench(_args):
     return 0
 
 
-def cmd_fuzz(_args):
-    """The list fuzzer in the guest: KERNELS=debug by default, every target,
-    bounded by FUZZ_ITERATIONS and FUZZ_SECONDS per target, FUZZ_SEED."""
+def run_guest_suite(suite, append, keys, run_timeout):
+    """Boot a suite (fuzz/, stress/) on every selected kernel and target
+    (KERNELS=debug by default) and tabulate its "# <suite> {...}" records.
+    A row passes only if the guest completed, every case passed and the
+    console shows no kernel warning, oops or lockdep/KASAN report."""
     deps.ensure()
     kernels = select_kernels(os.environ.get("KERNELS"), ("debug",))
     targets = select_targets(os.environ.get("TARGETS"))
-    iterations = int(os.environ.get("FUZZ_ITERATIONS", "20000"))
-    seconds = int(os.environ.get("FUZZ_SECONDS", "180"))
-    seed = int(os.environ.get("FUZZ_SEED", "1"))
-    out = config.out_dir() / "fuzz"
+    out = config.out_dir() / suite
     pristine = tree.pristine_tree()
     images, unavailable, _ = build_kernels(kernels, targets)
     if unavailable:
         raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
-    initrds = {u: guest.build_initramfs(pristine, targets_user(targets, u), suite="fuzz")[0]
+    initrds = {u: guest.build_initramfs(pristine, targets_user(targets, u), suite=suite)[0]
                for u in dict.fromkeys(t.userland for t in targets)}
     accel = os.environ.get("ACCEL") or "tcg"
     shutil.rmtree(out, ignore_errors=True)
-    append = "rfm.fuzz_seed=%d rfm.fuzz_iterations=%d rfm.fuzz_seconds=%d" % (
-        seed, iterations, seconds)
     rows, bad = [], 0
     for k in kernels:
         for t in targets:
             d = out / k / t.name
             b = qemu.boot(t, images[(k, t.kconfig)] / "bzImage", initrds[t.userland], d,
-                          accel, run_timeout=seconds + 600, append=append)
+                          accel, run_timeout=run_timeout, append=append)
             run = load_guest_run(d, t.name, b.status, b.seconds, b.detail, ())
-            stats = {}
-            for case in run.run.cases().values():
-                for line in case.diag:
-                    if line.startswith("fuzz "):
-                        stats = json.loads(line[len("fuzz "):])
-            ok = (b.status == "complete" and not run.console and stats
-                  and stats.get("failures") == 0
-                  and all(c.status == ktap.PASS for c in run.run.cases().values()))
+            records = [json.loads(line[len(suite) + 1:])
+                       for case in run.run.cases().values() for line in case.diag
+                       if line.startswith(suite + " ")]
+            passed = all(c.status == ktap.PASS for c in run.run.cases().values())
+            ok = b.status == "complete" and not run.console and records and passed
             bad += not ok
-            rows.append([k, t.name, b.status, str(stats.get("iterations", "-")),
-                         str(stats.get("deaths", "-")), str(stats.get("checks", "-")),
-                         str(stats.get("released", "-")), str(stats.get("failures", "-")),
-                         str(len(run.console)), "ok" if ok else "FAIL"])
-            progress("fuzz", "%s/%s: %s, %s" % (k, t.name, b.status, stats or "no summary"))
-    text = report.format_table(["kernel", "target", "guest", "iterations", "deaths",
-                                "checks", "released", "contract failures",
-                                "kernel warnings", ""], rows)
-    text += "\nseed %d; a failure prints its seed and list in out/fuzz/<kernel>/<target>/results.ktap\n" % seed
-    (out / "fuzz.txt").write_text(text)
+            for r in records or [{}]:
+                rows.append([k, t.name, b.status] + [str(r.get(key, "-")) for key in keys]
+                            + [str(len(run.console)), "ok" if ok else "FAIL"])
+            progress(suite, "%s/%s: %s, %d record(s)%s" % (
+                k, t.name, b.status, len(records), "" if ok else ", FAILED"))
+    text = report.format_table(["kernel", "target", "guest"] + list(keys)
+                               + ["kernel warnings", ""], rows) + "\n"
+    (out / ("%s.txt" % suite)).write_text(text)
     print(text, end="")
+    print("details: %s/<kernel>/<target>/results.ktap and console.log" % out)
     return 1 if bad else 0
+
+
+def cmd_fuzz(_args):
+    """The list fuzzer: FUZZ_ITERATIONS and FUZZ_SECONDS per target, FUZZ_SEED."""
+    seconds = int(os.environ.get("FUZZ_SECONDS", "180"))
+    append = "rfm.fuzz_seed=%s rfm.fuzz_iterations=%s rfm.fuzz_seconds=%d" % (
+        os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_ITERATIONS", "20000"),
+        seconds)
+    return run_guest_suite("fuzz", append, ("seed", "iterations", "deaths", "checks",
+                                            "released", "failures"), seconds + 600)
+
+
+def cmd_stress(_args):
+    """Concurrent deaths: STRESS_SECONDS per case and target."""
+    seconds = int(os.environ.get("STRESS_SECONDS", "20"))
+    return run_guest_suite("stress", "rfm.stress_seconds=%d" % seconds,
+                           ("case", "deaths", "acquisitions", "recoveries",
+                            "lost_wakeups", "stuck_at_end"), 2 * seconds + 600)
 
 
 def cmd_deps(_args):
@@ -406,6 +417,7 @@ def main(argv=None):
     sub.add_parser("guest-selftest").set_defaults(fn=cmd_guest_selftest)
     sub.add_parser("bench").set_defaults(fn=cmd_bench)
     sub.add_parser("fuzz").set_defaults(fn=cmd_fuzz)
+    sub.add_parser("stress").set_defaults(fn=cmd_stress)
     sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
     sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
     p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")

@@ -7,7 +7,7 @@ export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check bench fuzz stress abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check bench fuzz stress fuzz-short stress-short abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -15,7 +15,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: host-test abi checkpatch guest-selftest matrix-check
+check: host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check
 
 host-test:
 	$(RFM) host-tests
@@ -53,6 +53,13 @@ bench:
 ## (KERNELS=debug by default; FUZZ_ITERATIONS, FUZZ_SECONDS, FUZZ_SEED)
 fuzz:
 	$(RFM) fuzz
+
+## fuzz-short, stress-short: the CI versions, on the series kernel
+fuzz-short:
+	KERNELS=series FUZZ_ITERATIONS=400 FUZZ_SECONDS=60 $(RFM) fuzz
+
+stress-short:
+	KERNELS=series STRESS_SECONDS=5 $(RFM) stress
 
 ## stress: owners killed at random while others wait, processes and
 ## threads (KERNELS=debug by default; STRESS_SECONDS per case)

@@ -31,7 +31,9 @@ def build_kernels(kernels, targets):
         if KERNEL_VARIANTS[kernel].get("prebuilt"):
             from . import prebuilt
             for kc in sorted({t.kconfig for t in targets}):
-                images[(kernel, kc)] = prebuilt.fetch(kc)
+                images[(kernel, kc)] = (
+                    prebuilt.fetch(kc) if KERNEL_VARIANTS[kernel]["prebuilt"] == "debian"
+                    else prebuilt.user_kernel(kc, tree.pristine_tree()))
             described[kernel] = "; ".join(sorted({prebuilt.describe(images[(kernel, kc)])
                                                   for kc in {t.kconfig for t in targets}}))
             continue
@@ -139,8 +141,16 @@ def cmd_report(_args):
 
 
 def cmd_run(args):
-    kernels = select_kernels(os.environ.get("KERNELS"), args.default_kernels)
-    targets = select_targets(os.environ.get("TARGETS"))
+    default, targets_spec = args.default_kernels, os.environ.get("TARGETS")
+    if os.environ.get("BZIMAGE") or os.environ.get("BZIMAGE32"):
+        # The user's own kernel(s): only the targets they can boot.
+        default = ("user",)
+        if not targets_spec:
+            have = {kc for kc, var in (("x86_64", "BZIMAGE"), ("i386", "BZIMAGE32"))
+                    if os.environ.get(var)}
+            targets_spec = ",".join(t.name for t in select_targets("") if t.kconfig in have)
+    kernels = select_kernels(os.environ.get("KERNELS"), default)
+    targets = select_targets(targets_spec)
     return matrix_run(kernels, targets, os.environ.get("EXTRA") or None)
 
 

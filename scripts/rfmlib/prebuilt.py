@@ -1,10 +1,19 @@
-"""Debian's own prebuilt kernels as a kernel variant (KERNELS=debian).
+"""Kernels built elsewhere, as kernel variants.
 
-The packages are downloaded with `apt-get download` into the cache and
-unpacked with `dpkg-deb -x`; nothing is installed on this machine. Their
-config is checked for what the guest needs built in (the tests load no
-modules), and a missing symbol is named.
+KERNELS=debian: Debian's own prebuilt kernels. The packages are downloaded
+with `apt-get download` into the cache and unpacked with `dpkg-deb -x`;
+nothing is installed on this machine.
+
+KERNELS=user (what BZIMAGE=path [BZIMAGE32=path] selects): a kernel the
+user built. Its config comes from the image itself (CONFIG_IKCONFIG, read
+with the tree's scripts/extract-ikconfig), from BZIMAGE_CONFIG, or from a
+`config`/`.config` file beside the image.
+
+Either way the config is checked for what the guest needs built in (the
+tests load no modules), and a missing symbol is named.
 """
+import os
+from pathlib import Path
 import re
 import shutil
 import subprocess
@@ -83,6 +92,56 @@ def fetch(kconfig_name):
         raise Fatal("Debian's %s lacks what the guest needs built in:\n    %s"
                     % (package, "\n    ".join(missing)))
     progress("kernel", "debian/%s: %s" % (kconfig_name, (done / "package").read_text().strip()))
+    return done
+
+
+# Kernel build -> the variable naming the user's image for it.
+USER_IMAGES = {"x86_64": "BZIMAGE", "i386": "BZIMAGE32"}
+
+
+def user_config(image, tree):
+    """The config of a user's kernel image, and where it came from."""
+    explicit = os.environ.get("BZIMAGE_CONFIG")
+    candidates = [Path(explicit)] if explicit else []
+    candidates += [image.parent / "config", image.parent / ".config"]
+    r = subprocess.run(["sh", str(tree / "scripts" / "extract-ikconfig"), str(image)],
+                       capture_output=True, text=True)
+    if r.returncode == 0 and "CONFIG_" in r.stdout:
+        return r.stdout, "the image (CONFIG_IKCONFIG)"
+    for c in candidates:
+        if c.is_file():
+            return c.read_text(), str(c)
+    return None, None
+
+
+def user_kernel(kconfig_name, tree):
+    """Directory with bzImage (and config) of the user's own kernel."""
+    var = USER_IMAGES[kconfig_name]
+    if not os.environ.get(var):
+        raise Fatal("KERNELS=user needs %s=path to a %s bzImage for these targets"
+                    % (var, kconfig_name))
+    image = Path(os.environ[var]).resolve()
+    if not image.is_file():
+        raise Fatal("%s=%s: no such file" % (var, image))
+    text, source = user_config(image, tree)
+    done = config.cache_dir() / "user-kernels" / kconfig_name
+    shutil.rmtree(done, ignore_errors=True)
+    done.mkdir(parents=True)
+    shutil.copy2(image, done / "bzImage")
+    (done / "package").write_text("%s=%s\n" % (var, image))
+    (done / "release").write_text("config from %s\n" % (source or "nowhere"))
+    if text is None:
+        progress("kernel", "user/%s: %s, config unknown: cannot check it (build with "
+                 "CONFIG_IKCONFIG, or set BZIMAGE_CONFIG)" % (kconfig_name, image))
+        return done
+    (done / "config").write_text(text)
+    needed = dict(NEEDED, **(NEEDED_X86_64 if kconfig_name == "x86_64" else {}))
+    needed.pop("CONFIG_X86_X32_ABI", None)   # only the x32 target needs it
+    missing = kbuild.missing_symbols(text, needed)
+    if missing:
+        raise Fatal("%s=%s (config from %s) lacks what the guest needs built in:\n    %s"
+                    % (var, image, source, "\n    ".join(missing)))
+    progress("kernel", "user/%s: %s (config from %s: ok)" % (kconfig_name, image, source))
     return done
 
 

@@ -99,6 +99,9 @@ KERNEL_VARIANTS = {
     # and unpacked into the cache, booted with our initramfs.
     "debian": {"prebuilt": "debian",
                "about": "Debian's prebuilt linux-image-amd64 / -686"},
+    # A kernel built elsewhere: BZIMAGE=path [BZIMAGE32=path].
+    "user": {"prebuilt": "user",
+             "about": "the user's own bzImage (BZIMAGE, BZIMAGE32)"},
     # make bench only: the seed's one-million-lock experiment.
     "bench-1m": {"patches": "all+bench",
                  "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},

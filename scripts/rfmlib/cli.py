@@ -322,7 +322,7 @@ def cmd_bench(_args):
             d = out / k / t.name
             append = "rfm.bench_max_n=%d" % bench.MILLION if k == "bench-1m" else ""
             b = qemu.boot(t, images[(k, t.kconfig)] / "bzImage", initrds[t.userland], d,
-                          accel, run_timeout=int(os.environ.get("RUN_TIMEOUT", "1800")),
+                          accel, run_timeout=int(os.environ.get("RUN_TIMEOUT") or "1800"),
                           append=append)
             progress("bench", "%s/%s: %s in %.0fs" % (k, t.name, b.status, b.seconds))
             if b.status != "complete":
@@ -390,17 +390,18 @@ def run_guest_suite(suite, append, keys, run_timeout):
 
 def cmd_fuzz(_args):
     """The list fuzzer: FUZZ_ITERATIONS and FUZZ_SECONDS per target, FUZZ_SEED."""
-    seconds = int(os.environ.get("FUZZ_SECONDS", "180"))
-    append = "rfm.fuzz_seed=%s rfm.fuzz_iterations=%s rfm.fuzz_seconds=%d" % (
-        os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_ITERATIONS", "20000"),
-        seconds)
+    # Make exports these empty when unset: an empty value is the default.
+    seconds = int(os.environ.get("FUZZ_SECONDS") or "180")
+    append = "rfm.fuzz_seed=%d rfm.fuzz_iterations=%d rfm.fuzz_seconds=%d" % (
+        int(os.environ.get("FUZZ_SEED") or "1", 0),
+        int(os.environ.get("FUZZ_ITERATIONS") or "20000"), seconds)
     return run_guest_suite("fuzz", append, ("seed", "iterations", "deaths", "checks",
                                             "released", "failures"), seconds + 600)
 
 
 def cmd_stress(_args):
     """Concurrent deaths: STRESS_SECONDS per case and target."""
-    seconds = int(os.environ.get("STRESS_SECONDS", "20"))
+    seconds = int(os.environ.get("STRESS_SECONDS") or "20")
     return run_guest_suite("stress", "rfm.stress_seconds=%d" % seconds,
                            ("case", "deaths", "acquisitions", "recoveries",
                             "lost_wakeups", "stuck_at_end"), 2 * seconds + 600)

@@ -18,9 +18,9 @@ from .log import progress, warn
 
 COMPLETE_MARKER = "# rfm-complete"
 KERNEL_ARGS = "console=ttyS0 panic=-1 oops=panic panic_on_warn=1"
-BOOT_TIMEOUT = int(os.environ.get("BOOT_TIMEOUT", "60"))   # to the first result
-RUN_TIMEOUT = int(os.environ.get("RUN_TIMEOUT", "900"))    # whole guest
-MEMORY = os.environ.get("GUEST_MEM", "512M")
+BOOT_TIMEOUT = int(os.environ.get("BOOT_TIMEOUT") or "60")   # to the first result
+RUN_TIMEOUT = int(os.environ.get("RUN_TIMEOUT") or "900")    # whole guest
+MEMORY = os.environ.get("GUEST_MEM") or "512M"
 
 
 def tsc_hint(accel):

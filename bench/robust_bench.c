@@ -394,16 +394,6 @@ int main(int argc, char **argv)
 {
 	/* The size of the largest experiment comes from the kernel command
 	 * line (rfm.bench_max_n=), so one image serves every kernel. */
-	FILE *f = fopen("/proc/cmdline", "r");
-	char buf[1024] = "", *p;
-
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	p = strstr(buf, "rfm.bench_max_n=");
-	if (p)
-		max_n = atol(p + strlen("rfm.bench_max_n="));
+	max_n = (long)rfm_cmdline_ulong("rfm.bench_max_n=", ROBUST_LIST_LIMIT);
 	return rfm_main(argc, argv, cases, RFM_ARRAY_SIZE(cases));
 }

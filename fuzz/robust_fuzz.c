@@ -369,25 +369,11 @@ static int iteration(uint64_t seed, struct totals *t)
 	return 0;
 }
 
-static unsigned long cmdline_ulong(const char *key, unsigned long def)
-{
-	char buf[2048] = "", *p;
-	FILE *f = fopen("/proc/cmdline", "r");
-
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	p = strstr(buf, key);
-	return p ? strtoul(p + strlen(key), NULL, 0) : def;
-}
-
 static int fuzz_lists(void)
 {
-	unsigned long iterations = cmdline_ulong("rfm.fuzz_iterations=", 2000);
-	unsigned long seconds = cmdline_ulong("rfm.fuzz_seconds=", 60);
-	uint64_t base = cmdline_ulong("rfm.fuzz_seed=", 1);
+	unsigned long iterations = rfm_cmdline_ulong("rfm.fuzz_iterations=", 2000);
+	unsigned long seconds = rfm_cmdline_ulong("rfm.fuzz_seconds=", 60);
+	uint64_t base = rfm_cmdline_ulong("rfm.fuzz_seed=", 1);
 	struct totals t = { 0 };
 	time_t start = time(NULL);
 	const char *only = getenv("RFM_FUZZ_ONLY");	/* replay one seed */

@@ -32,20 +32,6 @@ struct shared {
 
 static struct shared *sh;
 
-static unsigned long cmdline_ulong(const char *key, unsigned long def)
-{
-	char buf[2048] = "", *p;
-	FILE *f = fopen("/proc/cmdline", "r");
-
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	p = strstr(buf, key);
-	return p ? strtoul(p + strlen(key), NULL, 0) : def;
-}
-
 static int lock_bounded(pthread_mutex_t *m)
 {
 	struct timespec deadline;
@@ -128,7 +114,7 @@ static void report(const char *what, unsigned long deaths, unsigned long stuck,
 
 static int process_deaths(void)
 {
-	unsigned long seconds = cmdline_ulong("rfm.stress_seconds=", 20), deaths = 0, stuck;
+	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", 20), deaths = 0, stuck;
 	pid_t worker[WORKERS];
 	time_t start = time(NULL);
 	unsigned int seed = 1;
@@ -174,7 +160,7 @@ static void *thread_worker(void *arg)
 
 static int thread_deaths(void)
 {
-	unsigned long seconds = cmdline_ulong("rfm.stress_seconds=", 20), deaths = 0, stuck;
+	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", 20), deaths = 0, stuck;
 	pthread_t t[THREADS];
 	time_t start = time(NULL);
 	unsigned int next = 1;

@@ -721,37 +721,18 @@ static int die_holding(struct arena *a, enum death_by how)
 	return RFM_PASS;
 }
 
-static int death_by_exit(void)
+static int die_by(enum death_by how)
 {
 	struct arena *a = arena_new();
 
 	RFM_CHECK(a, "mmap");
-	return die_holding(a, BY_EXIT);
+	return die_holding(a, how);
 }
 
-static int death_by_sigkill(void)
-{
-	struct arena *a = arena_new();
-
-	RFM_CHECK(a, "mmap");
-	return die_holding(a, BY_SIGKILL);
-}
-
-static int death_by_sigsegv(void)
-{
-	struct arena *a = arena_new();
-
-	RFM_CHECK(a, "mmap");
-	return die_holding(a, BY_SIGSEGV);
-}
-
-static int death_by_exit_group_elsewhere(void)
-{
-	struct arena *a = arena_new();
-
-	RFM_CHECK(a, "mmap");
-	return die_holding(a, BY_EXIT_GROUP_ELSEWHERE);
-}
+static int death_by_exit(void) { return die_by(BY_EXIT); }
+static int death_by_sigkill(void) { return die_by(BY_SIGKILL); }
+static int death_by_sigsegv(void) { return die_by(BY_SIGSEGV); }
+static int death_by_exit_group_elsewhere(void) { return die_by(BY_EXIT_GROUP_ELSEWHERE); }
 
 /* ---- ROBUST_LIST_LIMIT: with limit+1 held locks, how many are released ---- */
 

@@ -125,6 +125,24 @@ static inline const char *rfm_errno_name(int err)
 	}
 }
 
+/*
+ * The number after @key ("rfm.fuzz_seed=") on the kernel command line, or
+ * @def: how the host passes knobs to programs in the guest.
+ */
+static inline unsigned long rfm_cmdline_ulong(const char *key, unsigned long def)
+{
+	char buf[2048] = "", *p;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	p = strstr(buf, key);
+	return p ? strtoul(p + strlen(key), NULL, 0) : def;
+}
+
 /* ---- raw system calls: the kernel interface under test, not glibc's ---- */
 
 static inline long rfm_set_robust_list(void *head, size_t len)

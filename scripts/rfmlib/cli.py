@@ -149,6 +149,8 @@ def cmd_run(args):
             have = {kc for kc, var in (("x86_64", "BZIMAGE"), ("i386", "BZIMAGE32"))
                     if os.environ.get(var)}
             targets_spec = ",".join(t.name for t in select_targets("") if t.kconfig in have)
+            progress("targets", "BZIMAGE: %s (TARGETS= to choose; x86_64-x32 needs "
+                     "CONFIG_X86_X32_ABI)" % targets_spec)
     kernels = select_kernels(os.environ.get("KERNELS"), default)
     targets = select_targets(targets_spec)
     return matrix_run(kernels, targets, os.environ.get("EXTRA") or None)

@@ -5,9 +5,9 @@ with `apt-get download` into the cache and unpacked with `dpkg-deb -x`;
 nothing is installed on this machine.
 
 KERNELS=user (what BZIMAGE=path [BZIMAGE32=path] selects): a kernel the
-user built. Its config comes from the image itself (CONFIG_IKCONFIG, read
-with the tree's scripts/extract-ikconfig), from BZIMAGE_CONFIG, or from a
-`config`/`.config` file beside the image.
+user built. Its config comes from BZIMAGE_CONFIG if set, else the image
+itself (CONFIG_IKCONFIG, read with the tree's scripts/extract-ikconfig),
+else a `config` or `.config` file beside the image.
 
 Either way the config is checked for what the guest needs built in (the
 tests load no modules), and a missing symbol is named.
@@ -102,13 +102,15 @@ USER_IMAGES = {"x86_64": "BZIMAGE", "i386": "BZIMAGE32"}
 def user_config(image, tree):
     """The config of a user's kernel image, and where it came from."""
     explicit = os.environ.get("BZIMAGE_CONFIG")
-    candidates = [Path(explicit)] if explicit else []
-    candidates += [image.parent / "config", image.parent / ".config"]
+    if explicit:    # what the user says wins
+        if not Path(explicit).is_file():
+            raise Fatal("BZIMAGE_CONFIG=%s: no such file" % explicit)
+        return Path(explicit).read_text(), explicit
     r = subprocess.run(["sh", str(tree / "scripts" / "extract-ikconfig"), str(image)],
                        capture_output=True, text=True)
     if r.returncode == 0 and "CONFIG_" in r.stdout:
         return r.stdout, "the image (CONFIG_IKCONFIG)"
-    for c in candidates:
+    for c in (image.parent / "config", image.parent / ".config"):
         if c.is_file():
             return c.read_text(), str(c)
     return None, None

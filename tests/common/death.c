@@ -619,50 +619,41 @@ static void pending_unlocked(struct arena *a)
 	a->head.list_op_pending = &a->lock[0].link;
 }
 
-static int death_one_wake_per_lock(void)
+/*
+ * Kill an owner prepared by @setup while @waiters sleep on lock 0: exactly
+ * one must be woken, and the word must end as @want_word.
+ */
+static int one_wake(void (*setup)(struct arena *), int waiters, uint32_t want_word)
 {
 	struct arena *a = arena_new();
 	int woken;
 
 	RFM_CHECK(a, "mmap");
-	woken = count_wakeups(a, held_contended_listed, 2);
+	woken = count_wakeups(a, setup, waiters);
 	rfm_obs("woken", "%d", woken);
 	rfm_obs("word", "%#x", a->lock[0].futex);
-	RFM_CHECK(woken == 1, "%d of 2 waiters woken, want exactly 1", woken);
-	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
-		  "word %#x", a->lock[0].futex);
+	RFM_CHECK(woken == 1, "%d of %d waiter(s) woken, want exactly 1", woken, waiters);
+	RFM_CHECK(a->lock[0].futex == want_word, "word %#x, want %#x",
+		  a->lock[0].futex, want_word);
 	return RFM_PASS;
+}
+
+static int death_one_wake_per_lock(void)
+{
+	return one_wake(held_contended_listed, 2, FUTEX_OWNER_DIED | FUTEX_WAITERS);
 }
 
 /* Pending and also on the list: handled once, so one waiter, not two. */
 static int death_pending_also_listed(void)
 {
-	struct arena *a = arena_new();
-	int woken;
-
-	RFM_CHECK(a, "mmap");
-	woken = count_wakeups(a, held_contended_pending_and_listed, 2);
-	rfm_obs("woken", "%d", woken);
-	rfm_obs("word", "%#x", a->lock[0].futex);
-	RFM_CHECK(woken == 1, "%d of 2 waiters woken, want exactly 1", woken);
-	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
-		  "word %#x", a->lock[0].futex);
-	return RFM_PASS;
+	return one_wake(held_contended_pending_and_listed, 2,
+			FUTEX_OWNER_DIED | FUTEX_WAITERS);
 }
 
 /* The lost-wakeup fix: a pending op on an unlocked word still wakes one. */
 static int death_pending_unlocked_wakes(void)
 {
-	struct arena *a = arena_new();
-	int woken;
-
-	RFM_CHECK(a, "mmap");
-	woken = count_wakeups(a, pending_unlocked, 1);
-	rfm_obs("woken", "%d", woken);
-	rfm_obs("word", "%#x", a->lock[0].futex);
-	RFM_CHECK(woken == 1, "the waiter was not woken");
-	RFM_CHECK(a->lock[0].futex == 0, "word %#x changed", a->lock[0].futex);
-	return RFM_PASS;
+	return one_wake(pending_unlocked, 1, 0);
 }
 
 /* ---- ways to die ---- */

@@ -23,6 +23,7 @@ PACKAGES = {
     "busybox-static": "the guest shell (64-bit)",
     "libc6-dev-x32": "the x32 ABI (-mx32) in the ABI gate",
     "dwarves": "pahole, for the ABI layout report",
+    "rsync": "make headers_install (the ABI gate)",
     config.LINUX_SOURCE_PACKAGE: "the kernel tree",
 }
 

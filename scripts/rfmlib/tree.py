@@ -51,10 +51,20 @@ def patches_for(variant_patches):
     raise ValueError(variant_patches)
 
 
+def patch_body(patch):
+    """What a patch does to the tree: its text from the first file header
+    on. The changelog, the subject's [PATCH n/m] and the file name are
+    left out, so rewording or renumbering a patch does not rebuild
+    kernels; the index lines still tie the key to the file contents."""
+    text = patch.read_bytes()
+    m = re.search(rb"^(?:diff --git |--- )", text, re.M)
+    return text[m.start():] if m else text
+
+
 def patch_key(patches):
     h = hashlib.sha256()
     for p in patches:
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        h.update(patch_body(p) + b"\0")
     return h.hexdigest()[:16]
 
 

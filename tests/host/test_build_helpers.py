@@ -219,7 +219,7 @@ class Patches(TempDirTest):
             "kernel/futex/Makefile",              # changed
             "kernel/futex/robust.c"})             # created
 
-    def test_patch_key_follows_content_names_and_order(self):
+    def test_patch_key_follows_the_diffs_and_their_order(self):
         a = self.write("0001-a.patch", FORMAT_PATCH)
         b = self.write("0002-b.patch", FORMAT_PATCH.replace("robust.o", "robust.o walk.o"))
         key = tree.patch_key([a, b])
@@ -227,10 +227,17 @@ class Patches(TempDirTest):
         self.assertEqual(tree.patch_key([a, b]), key)
         self.assertNotEqual(tree.patch_key([b, a]), key)
         self.assertNotEqual(tree.patch_key([a]), key)
-        renamed = self.write("0001-renamed.patch", a.read_text())
-        self.assertNotEqual(tree.patch_key([renamed, b]), key)
         a.write_text(FORMAT_PATCH + "\n")
         self.assertNotEqual(tree.patch_key([a, b]), key)
+
+    def test_patch_key_ignores_changelog_subject_and_name(self):
+        a = self.write("0001-a.patch", FORMAT_PATCH)
+        key = tree.patch_key([a])
+        self.assertIn("Subject: [PATCH", FORMAT_PATCH)
+        reworded = (FORMAT_PATCH.replace("Subject: [PATCH", "Subject: [PATCH v2", 1)
+                    .replace("The walk moves", "It moves", 1))
+        self.assertNotEqual(reworded.replace("v2", ""), FORMAT_PATCH)
+        self.assertEqual(tree.patch_key([self.write("0001-renamed.patch", reworded)]), key)
 
     def series(self, text, *patches):
         for name in patches:

@@ -22,6 +22,7 @@
 #define WORKERS		6
 #define THREADS		8
 #define BOUND_S		10	/* no hold lasts more than a few ms */
+#define STRESS_SECONDS	20	/* per case, without rfm.stress_seconds= */
 
 struct shared {
 	pthread_mutex_t m[MUTEXES];
@@ -114,7 +115,7 @@ static void report(const char *what, unsigned long deaths, unsigned long stuck,
 
 static int process_deaths(void)
 {
-	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", 20), deaths = 0, stuck;
+	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", STRESS_SECONDS), deaths = 0, stuck;
 	pid_t worker[WORKERS];
 	time_t start = time(NULL);
 	unsigned int seed = 1;
@@ -160,7 +161,7 @@ static void *thread_worker(void *arg)
 
 static int thread_deaths(void)
 {
-	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", 20), deaths = 0, stuck;
+	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", STRESS_SECONDS), deaths = 0, stuck;
 	pthread_t t[THREADS];
 	time_t start = time(NULL);
 	unsigned int next = 1;
@@ -194,8 +195,9 @@ static int thread_deaths(void)
 }
 
 static const struct rfm_case cases[] = {
-	RFM_CASE_TIMEOUT(process_deaths, 3600),
-	RFM_CASE_TIMEOUT(thread_deaths, 3600),
+	/* Each stops itself after rfm.stress_seconds, then drains its waiters. */
+	RFM_CASE_BUDGET(process_deaths, "rfm.stress_seconds=", STRESS_SECONDS, 300),
+	RFM_CASE_BUDGET(thread_deaths, "rfm.stress_seconds=", STRESS_SECONDS, 300),
 };
 
 RFM_MAIN(cases)

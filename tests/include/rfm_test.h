@@ -46,10 +46,19 @@ struct rfm_case {
 	const char *name;
 	int (*fn)(void);
 	unsigned int timeout_s;	/* 0: RFM_DEFAULT_TIMEOUT_S */
+	/*
+	 * A case that runs for as long as the kernel command line says
+	 * (fuzz, stress): its budget is the value of budget_key (or
+	 * budget_default_s) plus timeout_s.
+	 */
+	const char *budget_key;
+	unsigned int budget_default_s;
 };
 
-#define RFM_CASE(fn)			{ #fn, fn, 0 }
-#define RFM_CASE_TIMEOUT(fn, secs)	{ #fn, fn, secs }
+#define RFM_CASE(fn)			{ #fn, fn, 0, NULL, 0 }
+#define RFM_CASE_TIMEOUT(fn, secs)	{ #fn, fn, secs, NULL, 0 }
+#define RFM_CASE_BUDGET(fn, key, default_s, margin_s) \
+	{ #fn, fn, margin_s, key, default_s }
 #define RFM_DEFAULT_TIMEOUT_S		20
 /* argv[1] that makes a test program just wait to be killed (exec cases). */
 #define RFM_PAUSE_ARG			"--rfm-pause"
@@ -241,6 +250,9 @@ static inline int rfm_run_case(const struct rfm_case *c)
 	struct sigaction sa = { .sa_handler = rfm_on_alarm };
 	int status, err;
 	pid_t pid, r;
+
+	if (c->budget_key)
+		timeout += rfm_cmdline_ulong(c->budget_key, c->budget_default_s);
 
 	rfm_skip_reason[0] = '\0';
 	pid = fork();

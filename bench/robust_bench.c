@@ -107,6 +107,13 @@ static void *wait_on(void *arg)
 	uint32_t seen = l->futex;
 
 	rfm_futex_wait(&l->futex, seen, 60000);
+	/*
+	 * Woken: stay, rather than exit while the owner is still being
+	 * reaped, so the figure is the walk and its wake-ups, not the exit
+	 * of the waiting threads. They die with their process afterwards.
+	 */
+	for (;;)
+		pause();
 	return NULL;
 }
 

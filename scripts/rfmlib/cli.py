@@ -6,7 +6,9 @@ RUN_TIMEOUT, TARGET/KERNEL (shell).
 """
 import argparse
 import concurrent.futures
+import contextlib
 import datetime
+import fcntl
 import json
 import os
 import re
@@ -425,6 +427,26 @@ def cmd_deps(_args):
     return 0
 
 
+# Commands that replace parts of the output directory. Two of them at once
+# on one directory would delete each other's results (a make check during a
+# long make fuzz did), so they take a lock on it.
+WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz",
+              "stress", "abi"}
+
+
+@contextlib.contextmanager
+def out_dir_lock():
+    out = config.out_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".rfm-lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Fatal("another run is writing %s: wait for it to end, or give "
+                        "this one RFM_OUT=<another directory>" % out)
+        yield
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="rfm")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -450,6 +472,9 @@ def main(argv=None):
     p.set_defaults(fn=cmd_abi)
     args = ap.parse_args(argv)
     try:
+        if args.cmd in WRITES_OUT:
+            with out_dir_lock():
+                return args.fn(args)
         return args.fn(args)
     except Fatal as e:
         print("error: %s" % e, file=sys.stderr)

@@ -314,3 +314,20 @@ class Selection(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OutDirLock(TempDirTest):
+    def test_a_second_writer_is_refused_with_a_way_out(self):
+        from rfmlib import cli
+        with mock.patch.dict("os.environ", {"RFM_OUT": str(self.dir / "out")}):
+            with cli.out_dir_lock():
+                with self.assertRaises(Fatal) as e:
+                    with cli.out_dir_lock():
+                        pass
+                self.assertIn("RFM_OUT=", str(e.exception))
+            with cli.out_dir_lock():   # free again once the first one ends
+                pass
+
+    def test_every_command_that_writes_out_takes_the_lock(self):
+        from rfmlib import cli
+        self.assertTrue({"run", "matrix-check", "bench", "fuzz", "stress"} <= cli.WRITES_OUT)

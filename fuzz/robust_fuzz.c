@@ -31,7 +31,8 @@
 #define RO_SLOTS	8		/* link slots in page 1 */
 #define MAX_LEN		40		/* links built per list */
 #define LIMIT		ROBUST_LIST_LIMIT
-#define FUZZ_SECONDS	60		/* without rfm.fuzz_seconds= */
+#define FUZZ_SECONDS_KEY	"rfm.fuzz_seconds="
+#define FUZZ_SECONDS	60		/* without FUZZ_SECONDS_KEY */
 
 typedef uintptr_t uptr;
 
@@ -373,7 +374,7 @@ static int iteration(uint64_t seed, struct totals *t)
 static int fuzz_lists(void)
 {
 	unsigned long iterations = rfm_cmdline_ulong("rfm.fuzz_iterations=", 2000);
-	unsigned long seconds = rfm_cmdline_ulong("rfm.fuzz_seconds=", FUZZ_SECONDS);
+	unsigned long seconds = rfm_cmdline_ulong(FUZZ_SECONDS_KEY, FUZZ_SECONDS);
 	uint64_t base = rfm_cmdline_ulong("rfm.fuzz_seed=", 1);
 	struct totals t = { 0 };
 	time_t start = time(NULL);
@@ -412,7 +413,7 @@ static int fuzz_lists(void)
 
 static const struct rfm_case cases[] = {
 	/* It stops itself after rfm.fuzz_seconds; a hang is caught after 5 min more. */
-	RFM_CASE_BUDGET(fuzz_lists, "rfm.fuzz_seconds=", FUZZ_SECONDS, 300),
+	RFM_CASE_BUDGET(fuzz_lists, FUZZ_SECONDS_KEY, FUZZ_SECONDS, 300),
 };
 
 RFM_MAIN(cases)

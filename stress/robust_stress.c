@@ -22,7 +22,8 @@
 #define WORKERS		6
 #define THREADS		8
 #define BOUND_S		10	/* no hold lasts more than a few ms */
-#define STRESS_SECONDS	20	/* per case, without rfm.stress_seconds= */
+#define STRESS_SECONDS_KEY	"rfm.stress_seconds="
+#define STRESS_SECONDS	20	/* per case, without STRESS_SECONDS_KEY */
 
 struct shared {
 	pthread_mutex_t m[MUTEXES];
@@ -113,9 +114,15 @@ static void report(const char *what, unsigned long deaths, unsigned long stuck,
 	       sh->recoveries, sh->timeouts, stuck, sh->errors, seconds);
 }
 
+/* The time each case runs: rfm.stress_seconds= on the kernel command line. */
+static unsigned long stress_seconds(void)
+{
+	return rfm_cmdline_ulong(STRESS_SECONDS_KEY, STRESS_SECONDS);
+}
+
 static int process_deaths(void)
 {
-	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", STRESS_SECONDS), deaths = 0, stuck;
+	unsigned long seconds = stress_seconds(), deaths = 0, stuck;
 	pid_t worker[WORKERS];
 	time_t start = time(NULL);
 	unsigned int seed = 1;
@@ -161,7 +168,7 @@ static void *thread_worker(void *arg)
 
 static int thread_deaths(void)
 {
-	unsigned long seconds = rfm_cmdline_ulong("rfm.stress_seconds=", STRESS_SECONDS), deaths = 0, stuck;
+	unsigned long seconds = stress_seconds(), deaths = 0, stuck;
 	pthread_t t[THREADS];
 	time_t start = time(NULL);
 	unsigned int next = 1;
@@ -196,8 +203,8 @@ static int thread_deaths(void)
 
 static const struct rfm_case cases[] = {
 	/* Each stops itself after rfm.stress_seconds, then drains its waiters. */
-	RFM_CASE_BUDGET(process_deaths, "rfm.stress_seconds=", STRESS_SECONDS, 300),
-	RFM_CASE_BUDGET(thread_deaths, "rfm.stress_seconds=", STRESS_SECONDS, 300),
+	RFM_CASE_BUDGET(process_deaths, STRESS_SECONDS_KEY, STRESS_SECONDS, 300),
+	RFM_CASE_BUDGET(thread_deaths, STRESS_SECONDS_KEY, STRESS_SECONDS, 300),
 };
 
 RFM_MAIN(cases)

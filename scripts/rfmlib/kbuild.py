@@ -13,8 +13,10 @@ import re
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 from . import config
+from .tree import generation as tree_generation
 from .log import Fatal, progress
 from .targets import KERNEL_CONFIGS
 
@@ -130,8 +132,60 @@ def build(tree, tree_slot, tree_key, kconfig_name, extra_fragments=(),
         if (done / "bzImage").exists():
             progress("kernel", "%s: built by another run (%s)" % (label, key))
             return done
-        return _build_locked(tree, build_dir, kconfig, key, done, extra_fragments,
+        prepare_build_dir(build_dir, tree, label)
+        done = _build_locked(tree, build_dir, kconfig, key, done, extra_fragments,
                              label, targets)
+        (build_dir / BUILDING).unlink()
+        return done
+
+
+# In a build directory: the tree generation it was made from, and a marker
+# present while make runs (left behind by a build that was killed).
+GENERATION = "rfm-tree-generation"
+BUILDING = "rfm-building"
+
+
+def prepare_build_dir(build_dir, tree, label):
+    """Make a kept build directory safe to build in again.
+
+    A directory made from another generation of the tree (the tree was
+    extracted or linked anew) is emptied: the tree's mtimes say nothing
+    about its objects. After a build that was killed (the marker is still
+    there), every file written since that build started is removed, since
+    any of them may be half written yet newer than its sources; make
+    builds them again."""
+    gen = tree_generation(tree)
+    gen_file, marker = build_dir / GENERATION, build_dir / BUILDING
+    had = gen_file.read_text().strip() if gen_file.exists() else None
+    if had is not None and had != gen:
+        progress("build", "%s: the tree was made anew; starting %s over" % (label, build_dir))
+        _empty(build_dir)
+    elif marker.exists():
+        since = marker.stat().st_mtime
+        stale = [p for p in _files(build_dir)
+                 if p.name not in (".rfm-lock", BUILDING) and p.lstat().st_mtime >= since]
+        progress("build", "%s: an earlier build was interrupted; removing the %d file(s) "
+                 "it wrote" % (label, len(stale)))
+        for p in stale:
+            p.unlink()
+    gen_file.write_text(gen + "\n")
+    marker.write_text("%s\n" % time.time())
+
+
+def _files(top):
+    for dirpath, _, names in os.walk(top):
+        for n in names:
+            yield Path(dirpath) / n
+
+
+def _empty(build_dir):
+    for p in build_dir.iterdir():
+        if p.name == ".rfm-lock":
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
 
 
 def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
@@ -150,6 +204,7 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
     tmp.mkdir(parents=True)
     shutil.copy2(build_dir / kconfig.image, tmp / "bzImage")
     shutil.copy2(build_dir / ".config", tmp / "config")
+    shutil.copy2(log_path, tmp / "build.log")
     (tmp / "build-dir").write_text(str(build_dir) + "\n")
     os.replace(tmp, done)
     progress("build", "%s: done in %.0fs (%s)" % (label, time.monotonic() - start, key))

@@ -1,17 +1,21 @@
 """The kernel tree: extract Debian's tarball once, then patched variants.
 
-A variant tree ("series", "baseline", "bisect") is a hard-linked copy of
-the pristine tree in which only the files a patch touches are real copies.
-When the patch set changes, only the files touched by the old or the new
-set are restored and re-patched, so their mtimes move and the variant's
-reused build directory rebuilds exactly what changed.
+A variant tree (a "slot": "series", "baseline", "bisect") is a hard-linked
+copy of the pristine tree in which only the files a patch touches are real
+copies. When the patch set changes, the new contents are computed apart
+and only files whose content differs are replaced (with a new mtime), so
+the slot's kept build directory recompiles exactly what changed. A slot is
+locked by the run using it; every step leaves a state that the next run
+either trusts (a stamp written last) or repairs.
 """
+import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import uuid
 from pathlib import Path
 
 from . import config, deps
@@ -111,6 +115,7 @@ def pristine_tree():
     """Extract the tarball into the cache once; verify its version."""
     check_installed_source()
     root = tree_root()
+    _slot_lock(root, "pristine")
     tree = root / "pristine" / config.LINUX_TOPDIR
     stamp = root / "pristine.stamp"
     st = config.LINUX_TARBALL.stat()
@@ -122,6 +127,7 @@ def pristine_tree():
         (root / "pristine").mkdir(parents=True)
         subprocess.run(["tar", "-xf", str(config.LINUX_TARBALL),
                         "-C", str(root / "pristine")], check=True)
+        (root / "pristine.generation").write_text(uuid.uuid4().hex + "\n")
         stamp.write_text(ident)
     found = tree_version(tree)
     if found != config.LINUX_VERSION:
@@ -144,16 +150,112 @@ def apply_patch(tree, patch):
     subprocess.run(cmd, check=True, capture_output=True)
 
 
-def _restore(pristine, tree, rel):
-    """Make tree/rel a fresh, real (unlinked) copy of pristine/rel."""
-    dst = tree / rel
-    if dst.exists() or dst.is_symlink():
-        dst.unlink()
-    src = pristine / rel
-    if src.exists():
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst)
-        os.utime(dst)  # newer than any object built from the old content
+def _write_fresh(dst, data):
+    """Replace dst with a real file holding data, atomically, with a new
+    mtime: newer than any object built from its old content."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(".%s.rfm-tmp" % dst.name)
+    tmp.write_bytes(data)
+    os.replace(tmp, dst)
+
+
+def _content(path):
+    return path.read_bytes() if path.is_file() else None
+
+
+def _read_json(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _slot_lock(root, slot):
+    """One run at a time changes a slot; the lock is kept by the process
+    (it ends with it), so a concurrent run that needs the same slot waits
+    instead of re-patching the tree under a running build."""
+    lock = _SLOT_LOCKS.get(slot)
+    if lock is None:
+        root.mkdir(parents=True, exist_ok=True)
+        lock = open(root / ("%s.lock" % slot), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress("tree", "%s: waiting for another run using this tree" % slot)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        _SLOT_LOCKS[slot] = lock
+    return lock
+
+
+_SLOT_LOCKS = {}
+
+
+def update_tree(pristine, root, slot, patches):
+    """Bring tree slot `slot` under `root` to pristine + `patches`.
+
+    New contents are computed in a scratch copy first, so a patch that does
+    not apply leaves the tree as it was. Then each file that differs is
+    replaced (atomically, with a new mtime) and every other file is left
+    alone, mtime included: a kept build directory recompiles only what
+    really changed. A journal of every file the slot has ever had patched
+    is written before the tree is touched, so a run killed half way is
+    repaired by the next one from the journal, never taken as done.
+    """
+    tree = root / slot / config.LINUX_TOPDIR
+    stamp_path = root / ("%s.stamp" % slot)
+    journal_path = root / ("%s.journal" % slot)
+    key = patch_key(patches)
+    _slot_lock(root, slot)
+    state = _read_json(stamp_path)
+    if state and state.get("key") == key and tree.is_dir():
+        return tree, key
+
+    want_touched = set().union(*(touched_files(p) for p in patches))
+    scratch = root / ("%s.scratch" % slot)
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    for rel in want_touched:
+        if (pristine / rel).is_file():
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(pristine / rel, scratch / rel)
+    progress("patch", "%s: applying %d patch(es)" % (slot, len(patches)))
+    for patch in patches:
+        apply_patch(scratch, patch)
+
+    if not tree.is_dir():
+        progress("tree", "%s: linking a copy of the pristine tree" % slot)
+        shutil.rmtree(tree.parent, ignore_errors=True)
+        tmp = root / ("%s.linking" % slot)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        subprocess.run(["cp", "-al", str(pristine), str(tmp / config.LINUX_TOPDIR)],
+                       check=True)
+        os.replace(tmp, tree.parent)
+        # A new tree: build directories made from an older one of this
+        # slot no longer describe it (see generation()).
+        (root / ("%s.generation" % slot)).write_text(uuid.uuid4().hex + "\n")
+    journal = set((_read_json(journal_path) or {}).get("touched", []))
+    journal |= set((state or {}).get("touched", [])) | want_touched
+    stamp_path.unlink(missing_ok=True)      # in flux until stamped again
+    journal_path.write_text(json.dumps({"touched": sorted(journal)}, indent=1))
+
+    changed = 0
+    for rel in sorted(journal):
+        want = _content(scratch / rel) if rel in want_touched else _content(pristine / rel)
+        dst = tree / rel
+        if want is None:
+            if dst.exists() or dst.is_symlink():
+                dst.unlink()
+                changed += 1
+        elif _content(dst) != want or dst.is_symlink():
+            _write_fresh(dst, want)
+            changed += 1
+    shutil.rmtree(scratch, ignore_errors=True)
+    stamp_path.write_text(json.dumps({
+        "key": key, "patches": [p.name for p in patches],
+        "touched": sorted(want_touched)}, indent=1))
+    progress("tree", "%s: %d file(s) changed" % (slot, changed))
+    return tree, key
 
 
 def variant_tree(slot, patches):
@@ -161,32 +263,14 @@ def variant_tree(slot, patches):
     pristine = pristine_tree()
     if not patches:
         return pristine, "pristine"
-    tree = tree_root() / slot / config.LINUX_TOPDIR
-    stamp_path = tree_root() / ("%s.stamp" % slot)
-    key = patch_key(patches)
-    want_touched = set().union(*(touched_files(p) for p in patches))
+    return update_tree(pristine, tree_root(), slot, patches)
 
-    state = None
-    if stamp_path.exists() and tree.is_dir():
-        state = json.loads(stamp_path.read_text())
-        if state.get("key") == key:
-            return tree, key
-    if state is None:
-        progress("tree", "%s: linking a copy of the pristine tree" % slot)
-        shutil.rmtree(tree.parent, ignore_errors=True)
-        tree.parent.mkdir(parents=True)
-        subprocess.run(["cp", "-al", str(pristine), str(tree)], check=True)
-        old_touched = set()
-    else:
-        old_touched = set(state.get("touched", []))
 
-    stamp_path.unlink(missing_ok=True)  # the tree is in flux until stamped
-    for rel in sorted(old_touched | want_touched):
-        _restore(pristine, tree, rel)
-    progress("patch", "%s: applying %d patch(es)" % (slot, len(patches)))
-    for patch in patches:
-        apply_patch(tree, patch)
-    stamp_path.write_text(json.dumps({
-        "key": key, "patches": [p.name for p in patches],
-        "touched": sorted(want_touched)}, indent=1))
-    return tree, key
+def generation(tree):
+    """An id that changes whenever the tree at this path is made anew
+    (extracted, or linked from the pristine tree): a build directory made
+    from another generation has objects the tree's mtimes say nothing
+    about, and must start over."""
+    root, slot = tree.parent.parent, tree.parent.name
+    path = root / ("%s.generation" % slot)
+    return path.read_text().strip() if path.exists() else "unknown"

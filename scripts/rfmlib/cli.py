@@ -46,11 +46,10 @@ def build_kernels(kernels, targets):
             continue
         described[kernel] = "%s + %d patch(es)" % (config.LINUX_VERSION, len(patches))
         slot = kernel if patches else "stock"
-        path, key = tree.variant_tree(slot, patches)
         extra = KERNEL_VARIANTS[kernel].get("fragments", {})
         for kc in sorted({t.kconfig for t in targets}):
             images[(kernel, kc)] = kbuild.build(
-                path, slot, key, kc, label="%s/%s" % (kernel, kc),
+                slot, patches, kc, label="%s/%s" % (kernel, kc),
                 extra_fragments=[config.KCONFIG / f for f in extra.get(kc, ())])
     return images, unavailable, described
 
@@ -225,11 +224,10 @@ def cmd_bisect_check(_args):
         raise Fatal("patches/series is empty: nothing to bisect")
     table = []
     for n in range(1, len(series) + 1):
-        path, key = tree.variant_tree("bisect", series[:n])
         row = [series[n - 1].name]
         for kc in BISECT_CONFIGS:
             try:
-                kbuild.build(path, "bisect", key, kc,
+                kbuild.build("bisect", series[:n], kc,
                              label="bisect %d/%d %s" % (n, len(series), kc))
                 row.append("ok")
             except Fatal as e:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from . import config
-from .tree import generation as tree_generation
+from . import tree
 from .log import Fatal, progress
 from .targets import KERNEL_CONFIGS
 
@@ -108,19 +108,34 @@ def configure(tree, build_dir, kconfig, extra_fragments, log_path, label):
                     % (label, "\n    ".join(missing)))
 
 
-def build(tree, tree_slot, tree_key, kconfig_name, extra_fragments=(),
+def cached(kconfig_name, patches, extra_fragments=()):
+    """(key, directory) of the finished kernel for pristine + patches; the
+    directory holds bzImage only if it was built."""
+    tree_key = tree.patch_key(patches) if patches else "pristine"
+    key = kernel_key(KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments)
+    return key, config.cache_dir() / "kernels" / key
+
+
+def build(tree_slot, patches, kconfig_name, extra_fragments=(),
           label=None, targets=("bzImage",)):
-    """Return the directory holding the built kernel (bzImage, .config)."""
+    """Return the directory holding the built kernel (bzImage, .config).
+
+    The tree slot is only patched when the kernel is not in the cache, so
+    a run whose kernels are all built never waits for another run's tree."""
     kconfig = KERNEL_CONFIGS[kconfig_name]
     label = label or "%s/%s" % (tree_slot, kconfig_name)
-    key = kernel_key(kconfig, tree_key, extra_fragments)
-    done = config.cache_dir() / "kernels" / key
+    key, done = cached(kconfig_name, patches, extra_fragments)
     if (done / "bzImage").exists():
         progress("kernel", "%s: cached (%s)" % (label, key))
         return done
+    src, _ = tree.variant_tree(tree_slot, patches)
+    return build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets)
 
+
+def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets):
+    """Build kernel `key` from the tree at `src` in the slot's build dir."""
     build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
-                 / tree_slot / kconfig_name)
+                 / tree_slot / kconfig.name)
     build_dir.mkdir(parents=True, exist_ok=True)
     # One make at a time per build directory, across concurrent runs.
     with open(build_dir / ".rfm-lock", "w") as lock:
@@ -132,8 +147,8 @@ def build(tree, tree_slot, tree_key, kconfig_name, extra_fragments=(),
         if (done / "bzImage").exists():
             progress("kernel", "%s: built by another run (%s)" % (label, key))
             return done
-        prepare_build_dir(build_dir, tree, label)
-        done = _build_locked(tree, build_dir, kconfig, key, done, extra_fragments,
+        prepare_build_dir(build_dir, src, label)
+        done = _build_locked(src, build_dir, kconfig, key, done, extra_fragments,
                              label, targets)
         (build_dir / BUILDING).unlink()
         return done
@@ -145,7 +160,7 @@ GENERATION = "rfm-tree-generation"
 BUILDING = "rfm-building"
 
 
-def prepare_build_dir(build_dir, tree, label):
+def prepare_build_dir(build_dir, src_tree, label):
     """Make a kept build directory safe to build in again.
 
     A directory made from another generation of the tree (the tree was
@@ -154,7 +169,7 @@ def prepare_build_dir(build_dir, tree, label):
     there), every file written since that build started is removed, since
     any of them may be half written yet newer than its sources; make
     builds them again."""
-    gen = tree_generation(tree)
+    gen = tree.generation(src_tree)
     gen_file, marker = build_dir / GENERATION, build_dir / BUILDING
     had = gen_file.read_text().strip() if gen_file.exists() else None
     if had is not None and had != gen:

@@ -13,10 +13,12 @@
  *
  * Before the owner dies the parent runs a model of the kernel's walk over
  * a copy of the arena (the contract: which words become OWNER_DIED, where
- * the walk must stop) and afterwards compares the whole arena with the
- * model byte for byte: a lock not released, or a write anywhere else
- * (guard words, read-only words, words of other owners), is a failure,
- * printed with its seed and the list.
+ * the walk must stop, which words get a wake-up) and afterwards compares
+ * the whole arena with the model byte for byte: a lock not released, or a
+ * write anywhere else (guard words, read-only words, words of other
+ * owners), is a failure, printed with its seed and the list. On some
+ * iterations a waiter also sleeps on a word the walk reaches (or on
+ * another one): it must be woken exactly when the model wakes that word.
  *
  * Kernel command line: rfm.fuzz_seed=N rfm.fuzz_iterations=N
  * rfm.fuzz_seconds=N. The same seed gives the same lists on every target.
@@ -57,7 +59,7 @@ static unsigned int below(unsigned int n)
 static unsigned char *arena;		/* ARENA bytes, MAP_SHARED */
 static unsigned char *hole;		/* a page nobody may access */
 struct control {
-	volatile uint32_t ready, go, tid;
+	volatile uint32_t ready, go, tid, waiting;
 };
 static struct control *ctl;
 
@@ -151,11 +153,40 @@ static void build_list(uint32_t tid)
 }
 
 /* ---- the model: the kernel's walk, over a copy of the arena ---- */
+#define MAX_VISITS	(MAX_LEN + 8)	/* words a walk can reach, and more */
+
 struct model {
 	unsigned char mem[ARENA];
 	uint32_t tid;
 	unsigned int handled, stopped;
+	unsigned int visits;
+	uptr visited[MAX_VISITS];	/* words handed to model_death() */
+	unsigned int woken[MAX_VISITS];	/* wake-ups on each of them */
 };
+
+/* Remember a word the walk looked at; count a wake-up on it if @wake. */
+static void model_visit(struct model *m, uptr uaddr, int wake)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->visits && m->visited[i] != uaddr; i++)
+		;
+	if (i == m->visits) {
+		if (m->visits == MAX_VISITS)
+			return;
+		m->visited[m->visits] = uaddr;
+		m->woken[m->visits++] = 0;
+	}
+	m->woken[i] += wake;
+}
+
+static unsigned int model_wakes(const struct model *m, uptr uaddr)
+{
+	for (unsigned int i = 0; i < m->visits; i++)
+		if (m->visited[i] == uaddr)
+			return m->woken[i];
+	return 0;
+}
 
 static int readable(uptr a, size_t n)
 {
@@ -183,22 +214,28 @@ static int trace;	/* print the model's walk (one seed, for a report) */
 
 static int model_death(struct model *m, uptr uaddr, int pi, int pending_op)
 {
-	uint32_t uval;
+	uint32_t uval, owner;
 
 	if (trace)
 		rfm_diag("  model: %s word %p%s", pending_op ? "pending" : "entry",
 			 (void *)uaddr, pi ? " (PI)" : "");
-	(void)pi;
-	(void)pending_op;	/* wake-ups leave no trace in memory */
 	if (uaddr % 4)
 		return -1;
 	if (!readable(uaddr, 4))
 		return -1;
 	memcpy(&uval, m->mem + (uaddr - (uptr)arena), 4);
-	if ((uval & FUTEX_TID_MASK) != m->tid)
+	owner = uval & FUTEX_TID_MASK;
+	if (owner != m->tid) {
+		/* The pending-op rule: pass on a wake-up the owner may have taken. */
+		model_visit(m, uaddr, pending_op && !pi &&
+			    (!owner || !(uval & FUTEX_WAITERS)));
 		return 0;
-	if (!writable(uaddr, 4))
+	}
+	if (!writable(uaddr, 4)) {
+		model_visit(m, uaddr, 0);
 		return -1;	/* the cmpxchg faults and cannot be fixed */
+	}
+	model_visit(m, uaddr, !pi && (uval & FUTEX_WAITERS));
 	uval = (uval & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
 	memcpy(m->mem + (uaddr - (uptr)arena), &uval, 4);
 	m->handled++;
@@ -307,13 +344,53 @@ static void print_list(const struct model *before)
 
 struct totals {
 	unsigned long iterations, deaths, checks, released, stopped, failures;
+	unsigned long wake_checks;
 };
+
+/*
+ * The word a waiter sleeps on in this iteration, or 0 for none: on one
+ * iteration in four, a word the walk reaches (or, now and then, any
+ * aligned word of the arena), which the waiter can wait on.
+ */
+static uptr watched_word(const struct model *expect)
+{
+	uptr w;
+
+	if (below(4))
+		return 0;
+	if (expect->visits && below(4))
+		w = expect->visited[below(expect->visits)];
+	else
+		w = (uptr)arena + 4 * below(ARENA / 4);
+	return w % 4 == 0 && readable(w, 4) ? w : 0;
+}
+
+/* A waiter asleep on @w; exits when woken (or, never, after a minute). */
+static pid_t start_waiter(uptr w)
+{
+	uint32_t seen = *(volatile uint32_t *)w;
+	pid_t pid;
+
+	ctl->waiting = 0;
+	pid = fork();
+	if (pid == 0) {
+		ctl->waiting = 1;
+		rfm_futex_wait((uint32_t *)w, seen, 60000);
+		_exit(0);
+	}
+	if (pid > 0 && !rfm_wait_sleeping(pid, &ctl->waiting)) {
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
 
 static int iteration(uint64_t seed, struct totals *t)
 {
 	static struct model before, expect;
 	enum death how;
-	pid_t pid;
+	pid_t pid, waiter;
+	uptr watched;
 	int status;
 
 	rng_state = seed;
@@ -337,13 +414,37 @@ static int iteration(uint64_t seed, struct totals *t)
 	memcpy(before.mem, arena, ARENA);
 	before.tid = ctl->tid;
 	expect = before;
-	expect.handled = expect.stopped = 0;
+	expect.handled = expect.stopped = expect.visits = 0;
 	model_walk(&expect);
+	watched = watched_word(&expect);
+	waiter = watched ? start_waiter(watched) : 0;
 
 	ctl->go = 1;
 	if (how == BY_SIGKILL)
 		kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
+	/*
+	 * The walk, and its wake-ups, happen in the owner's exit, before it
+	 * can be reaped: a waiter still asleep now was not woken.
+	 */
+	if (waiter > 0) {
+		int woken = rfm_proc_state(waiter) != 'S';
+		int want = model_wakes(&expect, watched) > 0;
+
+		kill(waiter, SIGKILL);
+		waitpid(waiter, NULL, 0);
+		t->wake_checks++;
+		if (woken != want) {
+			t->failures++;
+			rfm_diag("FAIL seed %#llx, death by %s: the waiter on %p was %s, "
+				 "the contract says it %s", (unsigned long long)seed,
+				 death_name[how], (void *)watched,
+				 woken ? "woken" : "not woken",
+				 want ? "must be" : "must not be");
+			print_list(&before);
+			return -1;
+		}
+	}
 	t->iterations++;
 	t->deaths++;
 	t->checks += ARENA / 4;
@@ -403,9 +504,9 @@ static int fuzz_lists(void)
 	}
 	printf("# fuzz {\"seed\": %llu, \"iterations\": %lu, \"deaths\": %lu, "
 	       "\"checks\": %lu, \"released\": %lu, \"walks_stopped\": %lu, "
-	       "\"failures\": %lu, \"seconds\": %ld}\n", (unsigned long long)base,
-	       t.iterations, t.deaths, t.checks, t.released, t.stopped, t.failures,
-	       (long)(time(NULL) - start));
+	       "\"wake_checks\": %lu, \"failures\": %lu, \"seconds\": %ld}\n",
+	       (unsigned long long)base, t.iterations, t.deaths, t.checks, t.released,
+	       t.stopped, t.wake_checks, t.failures, (long)(time(NULL) - start));
 	RFM_CHECK(t.failures == 0, "%lu iteration(s) broke the contract", t.failures);
 	RFM_CHECK(t.iterations > 0, "no iteration ran");
 	return RFM_PASS;

@@ -276,6 +276,29 @@ static int run_test(int number, const char *name, long timeout_ms)
 	return 0;
 }
 
+/*
+ * The CPU features the guest kernel reports: the "flags" line of
+ * /proc/cpuinfo (x86), or "Features" (ARM). The host reads SMAP, SMEP and
+ * SSE2 from it: they decide how user accesses are hardened.
+ */
+static void report_cpu_flags(void)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (colon && (!strncmp(line, "flags", 5) || !strncmp(line, "Features", 8))) {
+			report("# rfm-cpu-flags:%s", colon + 1);
+			break;
+		}
+	}
+	fclose(f);
+}
+
 static void run_tests(void)
 {
 	char *names[MAX_TESTS];
@@ -288,6 +311,7 @@ static void run_tests(void)
 	report("# rfm-target: %s\n", cmdline_get("rfm.target", "unknown"));
 	report("# rfm-kernel: %s %s %s\n", u.sysname, u.release, u.machine);
 	report("# rfm-init: %d-bit\n", (int)sizeof(long) * 8);
+	report_cpu_flags();
 	report("1..%d\n", n);
 	for (int i = 0; i < n; i++)
 		run_test(i + 1, names[i], timeout_ms);

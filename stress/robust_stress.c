@@ -43,6 +43,10 @@ static int lock_bounded(pthread_mutex_t *m)
 	return pthread_mutex_timedlock(m, &deadline);
 }
 
+/* What a worker thread returns: it ran out of time, or died holding. */
+#define RETURNED	((void *)1)
+#define DIED_HOLDING	((void *)2)
+
 /* Take a random mutex, hold it a moment, release it: forever. */
 static void work(unsigned int seed, int may_exit_holding)
 {
@@ -64,7 +68,7 @@ static void work(unsigned int seed, int may_exit_holding)
 		if (rand_r(&seed) % 4 == 0)
 			usleep(rand_r(&seed) % 2000);
 		if (may_exit_holding && rand_r(&seed) % 64 == 0)
-			pthread_exit(NULL);	/* die holding m[i] */
+			pthread_exit(DIED_HOLDING);	/* die holding m[i] */
 		pthread_mutex_unlock(&sh->m[i]);
 	}
 }
@@ -163,15 +167,22 @@ static int process_deaths(void)
 static void *thread_worker(void *arg)
 {
 	work((unsigned int)(uintptr_t)arg, 1);
-	return NULL;
+	return RETURNED;
 }
 
+/*
+ * Every thread that dies holds exactly one mutex, and that mutex is
+ * recovered exactly once (by a worker, or by the final sweep): so at the
+ * end recoveries must equal deaths, counted over every thread joined,
+ * during the run and after it.
+ */
 static int thread_deaths(void)
 {
 	unsigned long seconds = stress_seconds(), deaths = 0, stuck;
 	pthread_t t[THREADS];
 	time_t start = time(NULL);
 	unsigned int next = 1;
+	void *how;
 
 	RFM_CHECK(init_shared() == 0, "robust mutexes: init failed");
 	for (int i = 0; i < THREADS; i++)
@@ -180,24 +191,29 @@ static int thread_deaths(void)
 	/* A thread that exited holding a mutex is replaced by a new one. */
 	while (time(NULL) - start < (time_t)seconds) {
 		for (int i = 0; i < THREADS; i++) {
-			if (pthread_tryjoin_np(t[i], NULL) == 0) {
-				deaths++;
-				if (pthread_create(&t[i], NULL, thread_worker,
-						   (void *)(uintptr_t)next++))
-					return RFM_FAIL;
+			if (pthread_tryjoin_np(t[i], &how) == 0) {
+				deaths += how == DIED_HOLDING;
+				RFM_CHECK(pthread_create(&t[i], NULL, thread_worker,
+							 (void *)(uintptr_t)next++) == 0,
+					  "pthread_create");
 			}
 		}
 		usleep(5000);
 	}
 	sh->stop = 1;
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(t[i], NULL);
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], &how);
+		deaths += how == DIED_HOLDING;
+	}
 	final_sweep(&stuck);
 	report("thread_deaths", deaths, stuck, (long)(time(NULL) - start));
-	RFM_CHECK(deaths > 0 && sh->recoveries > 0, "no thread died holding a mutex");
+	RFM_CHECK(deaths > 0, "no thread died holding a mutex");
 	RFM_CHECK(sh->timeouts == 0 && stuck == 0 && sh->errors == 0,
 		  "%lu lost wakeups, %lu stuck, %lu errors", sh->timeouts, stuck,
 		  sh->errors);
+	RFM_CHECK(sh->recoveries == deaths,
+		  "%lu deaths but %lu recoveries: each death is one recovery",
+		  deaths, sh->recoveries);
 	return RFM_PASS;
 }
 

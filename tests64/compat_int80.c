@@ -11,6 +11,9 @@
 #include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
 
 #define IA32_SET_ROBUST_LIST 311
+#define IA32_GET_ROBUST_LIST 312
+/* argv[1] of the image exec'd by compat_head_cleared_at_exec */
+#define REPORT_COMPAT_HEAD "--rfm-report-compat-head"
 
 /* The ILP32 layouts, spelled out: 32-bit pointers and a 32-bit offset. */
 struct ilp32_robust_list {
@@ -28,18 +31,40 @@ struct ilp32_lock {
 	uint32_t futex;
 };
 
-static long int80(long nr, long a, long b)
+static long int80(long nr, long a, long b, long c)
 {
 	long ret;
 
-	__asm__ volatile("int $0x80" : "=a" (ret) : "a" (nr), "b" (a), "c" (b)
-			 : "memory");
+	__asm__ volatile("int $0x80" : "=a" (ret) : "a" (nr), "b" (a), "c" (b),
+			 "d" (c) : "memory");
 	return ret;
 }
 
 static uint32_t low(const void *p)
 {
 	return (uint32_t)(uintptr_t)p;
+}
+
+/* Memory below 4 GiB, where 32-bit pointers can reach. */
+static void *low_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The compat head and size, as get_robust_list() through int $0x80. */
+struct compat_view {
+	uint32_t head;
+	uint32_t len;
+	long ret;
+};
+
+static void get_compat(struct compat_view *v)
+{
+	v->head = v->len = 0xa5a5a5a5;
+	v->ret = int80(IA32_GET_ROBUST_LIST, 0, low(&v->head), low(&v->len));
 }
 
 struct both {
@@ -66,7 +91,7 @@ static int owner_both_lists(void *arg)
 
 	if (rfm_set_robust_list(&b->head, sizeof(b->head)))
 		return 1;
-	b->compat_ret = int80(IA32_SET_ROBUST_LIST, (long)low(h32), sizeof(*h32));
+	b->compat_ret = int80(IA32_SET_ROBUST_LIST, (long)low(h32), sizeof(*h32), 0);
 	return b->compat_ret ? 2 : 0;
 }
 
@@ -92,8 +117,88 @@ static int death_native_and_compat_lists(void)
 	return RFM_PASS;
 }
 
+/*
+ * get_robust_list() through int $0x80 is the compat call: it reports the
+ * compat head, as a 32-bit pointer, and 12 bytes, not the native 24.
+ */
+static int int80_get_reads_compat_head(void)
+{
+	struct ilp32_robust_list_head *h32 = low_page();
+	struct compat_view *v = low_page();
+	struct robust_list_head native, *got = NULL;
+	size_t len = 0;
+	long ret;
+
+	RFM_CHECK(h32 && v, "mmap(MAP_32BIT): %s", strerror(errno));
+	rfm_head_init(&native);
+	h32->list.next = low(&h32->list);
+	RFM_CHECK(rfm_set_robust_list(&native, sizeof(native)) == 0, "set: %s",
+		  strerror(errno));
+	ret = int80(IA32_SET_ROBUST_LIST, (long)low(h32), sizeof(*h32), 0);
+	RFM_CHECK(ret == 0, "int $0x80 set_robust_list: %ld", ret);
+	get_compat(v);
+	rfm_obs("int80_get", "%ld", v->ret);
+	rfm_obs("int80_head_is_compat", "%d", v->head == low(h32));
+	rfm_obs("int80_len", "%u", v->len);
+	RFM_CHECK(v->ret == 0 && v->head == low(h32) && v->len == 12,
+		  "int $0x80 get: ret %ld head %#x (want %#x) len %u", v->ret,
+		  v->head, low(h32), v->len);
+	/* The native call still reports the native list. */
+	RFM_CHECK(rfm_get_robust_list(0, &got, &len) == 0 && got == &native &&
+		  len == sizeof(native), "native get: %p %zu", (void *)got, len);
+	return RFM_PASS;
+}
+
+/*
+ * exec() clears both list heads. The new image's C library registers a
+ * native head at start-up, but nothing registers a compat one: it must
+ * read back as 0 in the exec'd image.
+ */
+static int compat_head_cleared_at_exec(void)
+{
+	struct ilp32_robust_list_head *h32 = low_page();
+	int status;
+	pid_t pid;
+
+	RFM_CHECK(h32, "mmap(MAP_32BIT): %s", strerror(errno));
+	h32->list.next = low(&h32->list);
+	pid = fork();
+	if (pid == 0) {
+		if (int80(IA32_SET_ROBUST_LIST, (long)low(h32), sizeof(*h32), 0))
+			_exit(10);
+		execl("/proc/self/exe", "compat_int80", REPORT_COMPAT_HEAD, (char *)NULL);
+		_exit(11);
+	}
+	RFM_CHECK(pid > 0, "fork: %s", strerror(errno));
+	waitpid(pid, &status, 0);
+	rfm_obs("after_exec", "%s", !WIFEXITED(status) ? "killed" :
+		WEXITSTATUS(status) == 0 ? "compat head 0" :
+		WEXITSTATUS(status) == 1 ? "compat head kept" : "error");
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "status %#x (1: the compat head survived exec)", status);
+	return RFM_PASS;
+}
+
+/* In the exec'd image: exit 0 if the compat head is 0, 1 if not. */
+static int report_compat_head(void)
+{
+	struct compat_view *v = low_page();
+
+	if (!v)
+		return 2;
+	get_compat(v);
+	return v->ret ? 3 : v->head != 0;
+}
+
 static const struct rfm_case cases[] = {
 	RFM_CASE(death_native_and_compat_lists),
+	RFM_CASE(int80_get_reads_compat_head),
+	RFM_CASE(compat_head_cleared_at_exec),
 };
 
-RFM_MAIN(cases)
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], REPORT_COMPAT_HEAD))
+		return report_compat_head();
+	return rfm_main(argc, argv, cases, RFM_ARRAY_SIZE(cases));
+}

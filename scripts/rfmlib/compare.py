@@ -17,6 +17,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from . import ktap
+from .targets import HARDENING_CPU_FLAGS
 from .ktap import PASS, FAIL, SKIP, ERROR, MISS
 
 NA = "-"   # the case is not built for this target's word size
@@ -263,8 +264,12 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
                 guests[t.name] = {"boot": "not run"}
                 incomplete.append("%s/%s not run" % (kernel, t.name))
                 continue
+            seen = run.run.meta.get("cpu-flags", "").split()
             guests[t.name] = {"boot": run.boot_status, "seconds": round(run.seconds, 1),
                               "detail": run.detail, "kernel": run.run.meta.get("kernel", ""),
+                              "cpu": t.cpu,
+                              "cpu_flags": [f for f in HARDENING_CPU_FLAGS if f in seen],
+                              "cpu_flags_missing": [f for f in t.cpu_flags if f not in seen],
                               "console": [{"kind": k, "line": l} for k, l in run.console],
                               "problems": run.run.problems,
                               "foreign_lines": run.run.foreign_lines}

@@ -18,12 +18,13 @@ CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
 
 def sources_for(user, suite="tests"):
     """(name, path) of every program of a suite for a userland. "tests":
-    the shared cases in tests/common plus the ABI's own ones in tests64/
-    or tests32/; any other suite is its own directory (bench/, fuzz/)."""
+    the shared cases in tests/common plus the ABI's own ones (tests64/,
+    tests32/, testsx32/); any other suite is its own directory (bench/,
+    fuzz/)."""
     if suite != "tests":
         dirs = [config.REPO / suite]
     else:
-        dirs = [config.REPO / "tests" / "common", config.REPO / user.tests_dir]
+        dirs = [config.REPO / "tests" / "common"] + [config.REPO / d for d in user.tests_dirs]
     found = {}
     for d in dirs:
         for src in sorted(d.glob("*.c")) if d.is_dir() else []:

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import config
-from .log import progress, warn
+from . import config, ktap
+from .log import progress
+from .targets import HARDENING_CPU_FLAGS
 
 COMPLETE_MARKER = "# rfm-complete"
 KERNEL_ARGS = "console=ttyS0 panic=-1 oops=panic panic_on_warn=1"
@@ -110,9 +111,12 @@ def boot(target, kernel, initrd, outdir, accel, mode="tests",
         else:
             status = "incomplete"
             detail = "the guest stopped before the completion marker"
+    seen = ktap.parse(results.read_text(errors="replace") if results.exists()
+                      else "").meta.get("cpu-flags", "").split()
     (outdir / "boot.json").write_text(json.dumps(
         {"status": status, "seconds": round(seconds, 2), "detail": detail,
-         "accel": accel, "qemu": cmd[0]}, indent=1))
+         "accel": accel, "qemu": cmd[0], "cpu": target.cpu,
+         "cpu_flags": [f for f in HARDENING_CPU_FLAGS if f in seen]}, indent=1))
     return Boot(status, seconds, detail)
 
 

@@ -28,6 +28,14 @@ def format_table(header, rows):
     return "\n".join(_table(header, rows))
 
 
+def _cpu_cell(guest):
+    """The hardening flags a guest's CPU showed: smap+smep+sse2, or '?'
+    when the guest reported none (it did not boot)."""
+    if "cpu_flags" not in guest or guest.get("boot") != "complete":
+        return "?"
+    return "+".join(guest["cpu_flags"]) or "none"
+
+
 def render_text(matrix):
     lines = []
     meta = matrix["meta"]
@@ -52,10 +60,15 @@ def render_text(matrix):
         rows.append(["(console)"] + [
             "clean" if not guests[t].get("console") else
             "%d problem(s)" % len(guests[t]["console"]) for t in targets] + [""])
+        rows.append(["(cpu)"] + [_cpu_cell(guests[t]) for t in targets] + [""])
         lines += _table(["case"] + targets + [last], rows)
         for t in targets:
             for c in guests[t].get("console", [])[:3]:
                 lines.append("  console %s: %s: %s" % (t, c["kind"], c["line"]))
+            if guests[t].get("cpu_flags_missing") and guests[t].get("boot") == "complete":
+                lines.append("  cpu %s: %s lacks %s: user accesses were not checked "
+                             "for it" % (t, guests[t]["cpu"],
+                                         ", ".join(guests[t]["cpu_flags_missing"])))
     if matrix["kernel_comparison"] or ("series" in matrix["kernels"]
                                        and "stock" in matrix["kernels"]):
         lines.append("")

@@ -20,17 +20,18 @@ class Userland:
     """A user-space ABI: how its programs are built and what they need."""
     name: str
     cflag: str                # gcc flag for every guest program
-    tests_dir: str            # its word-size-only cases, beside tests/common
+    tests_dirs: tuple         # its ABI-only cases, beside tests/common
     busybox_arch: str         # the Debian build of busybox-static it runs
     elf: tuple                # (EI_CLASS, e_machine) of its programs
 
 
 USERLANDS = {
-    "lp64": Userland("lp64", "-m64", "tests64", "amd64", (2, 62)),
-    "ilp32": Userland("ilp32", "-m32", "tests32", "i386", (1, 3)),
+    "lp64": Userland("lp64", "-m64", ("tests64",), "amd64", (2, 62)),
+    "ilp32": Userland("ilp32", "-m32", ("tests32",), "i386", (1, 3)),
     # ILP32 in long mode: 32-bit pointers, x86_64 instructions and ELF
-    # machine, its own system call numbers (__X32_SYSCALL_BIT).
-    "x32": Userland("x32", "-mx32", "tests32", "amd64", (1, 62)),
+    # machine, its own system call numbers (__X32_SYSCALL_BIT). It runs
+    # the ILP32 cases and its own (testsx32: the 64-bit calls it can make).
+    "x32": Userland("x32", "-mx32", ("tests32", "testsx32"), "amd64", (1, 62)),
 }
 
 
@@ -45,6 +46,7 @@ class Target:
     machine: str
     cpu: str                  # a fixed model, never "host"
     kernel_args: str = ""     # what this target needs on the command line
+    cpu_flags: tuple = ()     # HARDENING_CPU_FLAGS the model must show
 
     @property
     def user(self):
@@ -68,16 +70,33 @@ KERNEL_CONFIGS = {
 # What bisect-check builds after every patch of the series.
 BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386")
 
+# CPU features that decide how the kernel's user accesses are hardened:
+# SMAP (a user access outside a STAC window faults) and SMEP, and SSE2
+# (without it, i386 has no LFENCE for barrier_nospec()). The guest reports
+# which of them it saw; the matrix shows them per target.
+HARDENING_CPU_FLAGS = ("smap", "smep", "sse2")
+
+# QEMU's generic models plus SMAP and SMEP (TCG enforces both), so that a
+# user access outside a STAC/CLAC window is caught, not passed over.
+X86_64_CPU = "qemu64,+smap,+smep"
+I386_CPU = "qemu32,+smap,+smep"
+
 TARGETS = (
     Target("x86_64", "x86_64", "lp64", "lp64",
-           "qemu-system-x86_64", "pc", "qemu64"),
+           "qemu-system-x86_64", "pc", X86_64_CPU, cpu_flags=("smap", "smep")),
     Target("x86_64-ia32", "x86_64", "ilp32", "ilp32",
-           "qemu-system-x86_64", "pc", "qemu64"),
+           "qemu-system-x86_64", "pc", X86_64_CPU, cpu_flags=("smap", "smep")),
     Target("i386", "i386", "ilp32", "ilp32",
-           "qemu-system-i386", "pc", "qemu32"),
+           "qemu-system-i386", "pc", I386_CPU, cpu_flags=("smap", "smep")),
     # Debian builds x32 in but leaves it off unless asked on the command line.
     Target("x86_64-x32", "x86_64", "x32", "ilp32",
-           "qemu-system-x86_64", "pc", "qemu64", "syscall.x32=y"),
+           "qemu-system-x86_64", "pc", X86_64_CPU, "syscall.x32=y",
+           cpu_flags=("smap", "smep")),
+    # The i386 kernel on a CPU without SSE2 (and without SMAP and SMEP):
+    # no LFENCE, so barrier_nospec() is empty there and user reads must be
+    # hardened by masking the address.
+    Target("i386-pentium3", "i386", "ilp32", "ilp32",
+           "qemu-system-i386", "pc", "pentium3"),
 )
 
 # Kernel variants, in the order the matrix shows them. "patches" says which

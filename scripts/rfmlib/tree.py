@@ -115,7 +115,15 @@ def pristine_tree():
     """Extract the tarball into the cache once; verify its version."""
     check_installed_source()
     root = tree_root()
-    _slot_lock(root, "pristine")
+    root.mkdir(parents=True, exist_ok=True)
+    # Held while checking and extracting only: once stamped, the pristine
+    # tree never changes.
+    with open(root / "pristine.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _pristine_tree_locked(root)
+
+
+def _pristine_tree_locked(root):
     tree = root / "pristine" / config.LINUX_TOPDIR
     stamp = root / "pristine.stamp"
     st = config.LINUX_TARBALL.stat()
@@ -170,21 +178,22 @@ def _read_json(path):
         return None
 
 
-def _slot_lock(root, slot):
-    """One run at a time changes a slot; the lock is kept by the process
-    (it ends with it), so a concurrent run that needs the same slot waits
-    instead of re-patching the tree under a running build."""
+def _slot_lock(root, slot, exclusive):
+    """Lock a slot for the rest of this run: shared to use it as it is,
+    exclusive to change it (then back to shared). A run that needs to
+    change a slot another run is using waits for that run to end, so a
+    tree is never re-patched under a running build; runs that use the
+    same state share it."""
     lock = _SLOT_LOCKS.get(slot)
     if lock is None:
         root.mkdir(parents=True, exist_ok=True)
-        lock = open(root / ("%s.lock" % slot), "w")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            progress("tree", "%s: waiting for another run using this tree" % slot)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        _SLOT_LOCKS[slot] = lock
-    return lock
+        lock = _SLOT_LOCKS[slot] = open(root / ("%s.lock" % slot), "w")
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    try:
+        fcntl.flock(lock, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        progress("tree", "%s: waiting for another run using this tree" % slot)
+        fcntl.flock(lock, mode)
 
 
 _SLOT_LOCKS = {}
@@ -205,9 +214,14 @@ def update_tree(pristine, root, slot, patches):
     stamp_path = root / ("%s.stamp" % slot)
     journal_path = root / ("%s.journal" % slot)
     key = patch_key(patches)
-    _slot_lock(root, slot)
+    _slot_lock(root, slot, exclusive=False)
     state = _read_json(stamp_path)
     if state and state.get("key") == key and tree.is_dir():
+        return tree, key
+    _slot_lock(root, slot, exclusive=True)
+    state = _read_json(stamp_path)      # another run may have changed it
+    if state and state.get("key") == key and tree.is_dir():
+        _slot_lock(root, slot, exclusive=False)
         return tree, key
 
     want_touched = set().union(*(touched_files(p) for p in patches))
@@ -255,6 +269,7 @@ def update_tree(pristine, root, slot, patches):
         "key": key, "patches": [p.name for p in patches],
         "touched": sorted(want_touched)}, indent=1))
     progress("tree", "%s: %d file(s) changed" % (slot, changed))
+    _slot_lock(root, slot, exclusive=False)
     return tree, key
 
 

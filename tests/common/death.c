@@ -297,21 +297,6 @@ static int waiter(void *arg)
 	return errno == ETIMEDOUT ? 2 : 3;
 }
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[256], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
 static int death_waiter_woken(void)
 {
 	struct arena *a = arena_new();
@@ -335,7 +320,7 @@ static int death_waiter_woken(void)
 		_exit(waiter(a));
 	/* Kill the owner only once the waiter sleeps in FUTEX_WAIT. */
 	for (char st = '?'; !a->note || st != 'S'; ) {
-		st = proc_state(sleeper);
+		st = rfm_proc_state(sleeper);
 		if (st == 'Z' || (st == '?' && a->note))
 			break;	/* it already returned: reported below */
 		sched_yield();
@@ -553,109 +538,6 @@ static int death_pending_not_listed(void)
 	return RFM_PASS;
 }
 
-/*
- * Wake-ups at a death: @owner_setup prepares the arena in the owner,
- * @waiters processes sleep in FUTEX_WAIT on lock 0, then the owner is
- * killed. Returns how many were woken (the others time out).
- */
-static int count_wakeups(struct arena *a, void (*owner_setup)(struct arena *),
-			 int waiters)
-{
-	pid_t owner, sleeper[4];
-	int woken = 0, status;
-
-	owner = fork();
-	if (owner == 0) {
-		owner_setup(a);
-		if (register_head(&a->head))
-			_exit(1);
-		a->owner_tid = 1;
-		for (;;)
-			pause();
-	}
-	while (!a->owner_tid) {
-		if (waitpid(owner, &status, WNOHANG) == owner)
-			return -1;
-		usleep(1000);
-	}
-	for (int i = 0; i < waiters; i++) {
-		sleeper[i] = fork();
-		if (sleeper[i] == 0) {
-			uint32_t seen = a->lock[0].futex;
-
-			_exit(rfm_futex_wait(&a->lock[0].futex, seen, 3000) == 0 ? 0 :
-			      errno == ETIMEDOUT ? 2 : 3);
-		}
-	}
-	/* Kill the owner only once every waiter sleeps. */
-	for (int i = 0; i < waiters; i++) {
-		while (proc_state(sleeper[i]) != 'S' && proc_state(sleeper[i]) != 'Z')
-			sched_yield();
-	}
-	kill(owner, SIGKILL);
-	waitpid(owner, NULL, 0);
-	for (int i = 0; i < waiters; i++) {
-		waitpid(sleeper[i], &status, 0);
-		woken += WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	}
-	return woken;
-}
-
-static void held_contended_listed(struct arena *a)
-{
-	take(a, 0, FUTEX_WAITERS);
-}
-
-static void held_contended_pending_and_listed(struct arena *a)
-{
-	take(a, 0, FUTEX_WAITERS);
-	a->head.list_op_pending = &a->lock[0].link;
-}
-
-static void pending_unlocked(struct arena *a)
-{
-	/* Released in user space, killed before its FUTEX_WAKE. */
-	a->lock[0].futex = 0;
-	a->head.list_op_pending = &a->lock[0].link;
-}
-
-/*
- * Kill an owner prepared by @setup while @waiters sleep on lock 0: exactly
- * one must be woken, and the word must end as @want_word.
- */
-static int one_wake(void (*setup)(struct arena *), int waiters, uint32_t want_word)
-{
-	struct arena *a = arena_new();
-	int woken;
-
-	RFM_CHECK(a, "mmap");
-	woken = count_wakeups(a, setup, waiters);
-	rfm_obs("woken", "%d", woken);
-	rfm_obs("word", "%#x", a->lock[0].futex);
-	RFM_CHECK(woken == 1, "%d of %d waiter(s) woken, want exactly 1", woken, waiters);
-	RFM_CHECK(a->lock[0].futex == want_word, "word %#x, want %#x",
-		  a->lock[0].futex, want_word);
-	return RFM_PASS;
-}
-
-static int death_one_wake_per_lock(void)
-{
-	return one_wake(held_contended_listed, 2, FUTEX_OWNER_DIED | FUTEX_WAITERS);
-}
-
-/* Pending and also on the list: handled once, so one waiter, not two. */
-static int death_pending_also_listed(void)
-{
-	return one_wake(held_contended_pending_and_listed, 2,
-			FUTEX_OWNER_DIED | FUTEX_WAITERS);
-}
-
-/* The lost-wakeup fix: a pending op on an unlocked word still wakes one. */
-static int death_pending_unlocked_wakes(void)
-{
-	return one_wake(pending_unlocked, 1, 0);
-}
-
 /* ---- ways to die ---- */
 
 enum death_by { BY_EXIT, BY_SIGKILL, BY_SIGSEGV, BY_EXIT_GROUP_ELSEWHERE };
@@ -725,45 +607,58 @@ static int death_by_sigkill(void) { return die_by(BY_SIGKILL); }
 static int death_by_sigsegv(void) { return die_by(BY_SIGSEGV); }
 static int death_by_exit_group_elsewhere(void) { return die_by(BY_EXIT_GROUP_ELSEWHERE); }
 
-/* ---- ROBUST_LIST_LIMIT: with limit+1 held locks, how many are released ---- */
+/*
+ * ---- ROBUST_LIST_LIMIT: with limit+1 held locks, how many are released;
+ * list_op_pending is still handled when the walk stops at the limit ----
+ */
+
+#define LIMIT_HELD	(ROBUST_LIST_LIMIT + 1)
+#define LIMIT_HEAD	LIMIT_HELD		/* the head takes two lock slots */
+#define LIMIT_PENDING	(LIMIT_HELD + 2)	/* a lock only pending knows of */
 
 static int owner_many(void *arg)
 {
 	struct rfm_lock *locks = arg;
-	struct robust_list_head *head = (void *)(locks + ROBUST_LIST_LIMIT + 1);
+	struct robust_list_head *head = (void *)(locks + LIMIT_HEAD);
 	uint32_t tid = (uint32_t)rfm_gettid();
 
 	rfm_head_init(head);
 	/* Add in reverse so that list order is locks[0], locks[1], ... */
-	for (int i = ROBUST_LIST_LIMIT; i >= 0; i--) {
+	for (int i = LIMIT_HELD - 1; i >= 0; i--) {
 		locks[i].futex = tid;
 		rfm_list_add(head, &locks[i]);
 	}
+	locks[LIMIT_PENDING].futex = tid;
+	head->list_op_pending = &locks[LIMIT_PENDING].link;
 	return register_head(head);
 }
 
 static int death_limit_boundary(void)
 {
-	int n = ROBUST_LIST_LIMIT + 1, released = 0, prefix = 0;
-	struct rfm_lock *locks = rfm_shared(sizeof(*locks) * (n + 1) + 64);
+	int released = 0, prefix = 0;
+	struct rfm_lock *locks = rfm_shared(sizeof(*locks) * (LIMIT_PENDING + 1));
 
 	RFM_CHECK(locks, "mmap");
 	if (expect_child_exit(rfm_run_child(owner_many, locks)))
 		return RFM_FAIL;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < LIMIT_HELD; i++) {
 		int dead = locks[i].futex == FUTEX_OWNER_DIED;
 
 		released += dead;
 		if (dead && prefix == i)
 			prefix++;
 	}
-	rfm_obs("held", "%d", n);
+	rfm_obs("held", "%d", LIMIT_HELD);
 	rfm_obs("released", "%d", released);
 	rfm_obs("released_in_list_order", "%d", prefix == released);
+	rfm_obs("pending", "%#x", locks[LIMIT_PENDING].futex);
 	RFM_CHECK(prefix == released, "released locks are not the list's head");
 	RFM_CHECK(released == ROBUST_LIST_LIMIT,
 		  "%d of %d released; <linux/futex.h> says the limit is %d",
-		  released, n, ROBUST_LIST_LIMIT);
+		  released, LIMIT_HELD, ROBUST_LIST_LIMIT);
+	RFM_CHECK(locks[LIMIT_PENDING].futex == FUTEX_OWNER_DIED,
+		  "list_op_pending not handled after the limit: %#x",
+		  locks[LIMIT_PENDING].futex);
 	return RFM_PASS;
 }
 
@@ -814,15 +709,28 @@ static int owner_unmapped_next(void *arg)
 	return owner_with_bad_entry(arg, hole);
 }
 
+/*
+ * A readable, 2-byte aligned entry (bit 0, the PI flag, is clear) whose
+ * futex word at entry + futex_offset is therefore misaligned. Its next
+ * link leads on to lock 0 and the misaligned word holds the owner's TID,
+ * so a walk that went past the alignment rule would both write there and
+ * release lock 0.
+ */
+static void *misaligned_entry(struct arena *a)
+{
+	return (char *)&a->lock[2].link + 2;
+}
+
 static int owner_misaligned_futex(void *arg)
 {
 	struct arena *a = arg;
-	/* A readable entry whose futex word is not 4-byte aligned, whose
-	 * next would lead on to lock 0. */
-	struct robust_list *odd = (void *)((char *)&a->lock[2].link + 1);
+	char *odd = misaligned_entry(a);
+	uint32_t tid = (uint32_t)rfm_gettid();
 
 	memcpy(odd, &(struct robust_list *){ &a->lock[0].link }, sizeof(void *));
-	return owner_with_bad_entry(a, odd);
+	memcpy(odd + a->head.futex_offset, &tid, sizeof(tid));
+	a->owner_tid = tid;
+	return owner_with_bad_entry(a, (struct robust_list *)odd);
 }
 
 static int owner_kernel_address(void *arg)
@@ -834,10 +742,8 @@ static int owner_kernel_address(void *arg)
 				    (uintptr_t)0xc0001000UL));
 }
 
-static int walk_stops_at_bad_entry(int (*owner)(void *))
+static int walk_stops_at_bad_entry(int (*owner)(void *), struct arena *a)
 {
-	struct arena *a = arena_new();
-
 	RFM_CHECK(a, "mmap");
 	if (run_owner(owner, a))
 		return RFM_FAIL;
@@ -852,17 +758,26 @@ static int walk_stops_at_bad_entry(int (*owner)(void *))
 
 static int death_stops_at_unmapped_next(void)
 {
-	return walk_stops_at_bad_entry(owner_unmapped_next);
+	return walk_stops_at_bad_entry(owner_unmapped_next, arena_new());
 }
 
 static int death_stops_at_misaligned_futex(void)
 {
-	return walk_stops_at_bad_entry(owner_misaligned_futex);
+	struct arena *a = arena_new();
+	uint32_t word;
+
+	RFM_CHECK(a, "mmap");
+	if (walk_stops_at_bad_entry(owner_misaligned_futex, a))
+		return RFM_FAIL;
+	memcpy(&word, (char *)misaligned_entry(a) + a->head.futex_offset, sizeof(word));
+	rfm_obs("misaligned_word_untouched", "%d", word == a->owner_tid);
+	RFM_CHECK(word == a->owner_tid, "the misaligned word was written: %#x", word);
+	return RFM_PASS;
 }
 
 static int death_stops_at_kernel_address(void)
 {
-	return walk_stops_at_bad_entry(owner_kernel_address);
+	return walk_stops_at_bad_entry(owner_kernel_address, arena_new());
 }
 
 static int owner_cycle_skipping_head(void *arg)
@@ -892,6 +807,166 @@ static int death_cycle_skipping_head(void)
 		released += a->lock[i].futex == FUTEX_OWNER_DIED;
 	rfm_obs("released", "%d", released);
 	RFM_CHECK(released == 3, "%d of 3 released", released);
+	return RFM_PASS;
+}
+
+/*
+ * ---- lists at the edge of a page the owner cannot read: a page of
+ * word-first locks (futex_offset -8), followed by a PROT_NONE page ----
+ */
+
+struct edge {
+	unsigned char page[4096];	/* readable and writable */
+	unsigned char hole[4096];	/* PROT_NONE in the owner */
+};
+
+/* A word-first lock whose link sits at @link_at inside edge->page. */
+static struct word_first_lock *edge_lock(struct edge *e, size_t link_at)
+{
+	return (void *)(e->page + link_at - offsetof(struct word_first_lock, link));
+}
+
+static struct edge *edge_new(void)
+{
+	return rfm_shared(sizeof(struct edge));
+}
+
+/* The owner's view: @e->hole cannot be read; returns 0 on success. */
+static int edge_register(struct edge *e, struct robust_list_head *head)
+{
+	if (mprotect(e->hole, sizeof(e->hole), PROT_NONE))
+		return 2;
+	return register_head(head);
+}
+
+static struct robust_list_head *edge_head(struct edge *e)
+{
+	struct robust_list_head *head = (void *)(e->page + 2048);
+
+	head->list.next = &head->list;
+	head->futex_offset = (long)offsetof(struct word_first_lock, futex) -
+			     (long)offsetof(struct word_first_lock, link);
+	head->list_op_pending = NULL;
+	return head;
+}
+
+/*
+ * An entry whose link is the last word before the hole: the walk reads
+ * exactly one link, 4 bytes for a 32-bit list and 8 for a 64-bit one, so
+ * the list goes on past it (a compat walk reading 8 bytes would fault).
+ */
+static int owner_link_at_page_end(void *arg)
+{
+	struct edge *e = arg;
+	struct robust_list_head *head = edge_head(e);
+	struct word_first_lock *last = edge_lock(e, sizeof(e->page) - sizeof(void *));
+	struct word_first_lock *next = edge_lock(e, 64);
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	last->futex = tid;
+	next->futex = tid;
+	head->list.next = &last->link;
+	last->link.next = &next->link;
+	next->link.next = &head->list;
+	return edge_register(e, head);
+}
+
+static int death_link_at_page_end(void)
+{
+	struct edge *e = edge_new();
+	struct word_first_lock *last, *next;
+
+	RFM_CHECK(e, "mmap");
+	last = edge_lock(e, sizeof(e->page) - sizeof(void *));
+	next = edge_lock(e, 64);
+	if (expect_child_exit(rfm_run_child(owner_link_at_page_end, e)))
+		return RFM_FAIL;
+	rfm_obs("last_word", "%#x", last->futex);
+	rfm_obs("next_word", "%#x", next->futex);
+	RFM_CHECK(last->futex == FUTEX_OWNER_DIED, "entry at the page end: %#x",
+		  last->futex);
+	RFM_CHECK(next->futex == FUTEX_OWNER_DIED,
+		  "the walk did not go on past the page end: %#x", next->futex);
+	return RFM_PASS;
+}
+
+/*
+ * An entry whose link is in the hole but whose futex word (8 bytes
+ * before it) is readable: the word is released, then the walk ends on
+ * the fault, and list_op_pending is not handled, as after any fault.
+ */
+static int owner_next_unreadable(void *arg)
+{
+	struct edge *e = arg;
+	struct robust_list_head *head = edge_head(e);
+	struct word_first_lock *first = edge_lock(e, 64);
+	struct word_first_lock *pending = edge_lock(e, 128);
+	struct robust_list *in_hole = (void *)e->hole;
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	first->futex = tid;
+	pending->futex = tid;
+	/* The word of the entry in the hole: the last 8 bytes of the page. */
+	memcpy(e->page + sizeof(e->page) - 8, &tid, sizeof(tid));
+	head->list.next = &first->link;
+	first->link.next = in_hole;
+	head->list_op_pending = &pending->link;
+	return edge_register(e, head);
+}
+
+static int death_next_link_unreadable(void)
+{
+	struct edge *e = edge_new();
+	uint32_t hole_word;
+
+	RFM_CHECK(e, "mmap");
+	if (expect_child_exit(rfm_run_child(owner_next_unreadable, e)))
+		return RFM_FAIL;
+	memcpy(&hole_word, e->page + sizeof(e->page) - 8, sizeof(hole_word));
+	rfm_obs("first", "%#x", edge_lock(e, 64)->futex);
+	rfm_obs("entry_before_hole", "%#x", hole_word);
+	rfm_obs("pending_untouched", "%d",
+		edge_lock(e, 128)->futex != FUTEX_OWNER_DIED);
+	RFM_CHECK(edge_lock(e, 64)->futex == FUTEX_OWNER_DIED, "first: %#x",
+		  edge_lock(e, 64)->futex);
+	RFM_CHECK(hole_word == FUTEX_OWNER_DIED,
+		  "the entry whose link faulted was not released: %#x", hole_word);
+	RFM_CHECK(edge_lock(e, 128)->futex != FUTEX_OWNER_DIED,
+		  "list_op_pending handled after a fault ended the walk");
+	return RFM_PASS;
+}
+
+/*
+ * A head whose list_op_pending field lies in the hole: the walk cannot
+ * start (the kernel reads the whole head first), so nothing is released,
+ * not even the listed locks.
+ */
+static int owner_pending_field_unreadable(void *arg)
+{
+	struct edge *e = arg;
+	struct robust_list_head *head = (void *)(e->page + sizeof(e->page) -
+						 offsetof(struct robust_list_head,
+							  list_op_pending));
+	struct word_first_lock *lock = edge_lock(e, 64);
+
+	head->futex_offset = (long)offsetof(struct word_first_lock, futex) -
+			     (long)offsetof(struct word_first_lock, link);
+	lock->futex = (uint32_t)rfm_gettid();
+	head->list.next = &lock->link;
+	lock->link.next = &head->list;
+	return edge_register(e, head);
+}
+
+static int survive_pending_field_unreadable(void)
+{
+	struct edge *e = edge_new();
+
+	RFM_CHECK(e, "mmap");
+	if (expect_child_exit(rfm_run_child(owner_pending_field_unreadable, e)))
+		return RFM_FAIL;
+	rfm_obs("listed_untouched", "%d", edge_lock(e, 64)->futex != FUTEX_OWNER_DIED);
+	RFM_CHECK(edge_lock(e, 64)->futex != FUTEX_OWNER_DIED,
+		  "the list was walked although its head could not be read");
 	return RFM_PASS;
 }
 
@@ -929,9 +1004,6 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_negative_offset),
 	RFM_CASE(death_pi_entry_then_more),
 	RFM_CASE(death_pending_not_listed),
-	RFM_CASE(death_one_wake_per_lock),
-	RFM_CASE(death_pending_also_listed),
-	RFM_CASE(death_pending_unlocked_wakes),
 	RFM_CASE(death_by_exit),
 	RFM_CASE(death_by_sigkill),
 	RFM_CASE(death_by_sigsegv),
@@ -942,6 +1014,9 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_stops_at_unmapped_next),
 	RFM_CASE(death_stops_at_misaligned_futex),
 	RFM_CASE(death_stops_at_kernel_address),
+	RFM_CASE(death_link_at_page_end),
+	RFM_CASE(death_next_link_unreadable),
+	RFM_CASE(survive_pending_field_unreadable),
 	RFM_CASE(survive_head_unmapped),
 };
 

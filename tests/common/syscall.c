@@ -206,14 +206,21 @@ static void *bad_address(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * The size goes out before the head: with a bad head pointer the call
+ * fails with EFAULT, but *len_ptr has already been written.
+ */
 static int get_bad_head_ptr(void)
 {
-	size_t len;
+	size_t len = 0;
 	long ret = rfm_get_robust_list(0, bad_address(), &len);
 
 	obs_call("get", ret, errno);
+	rfm_obs_abi("len_written", "%zu", len);
 	RFM_CHECK(ret == -1 && errno == EFAULT, "ret %ld errno %s", ret,
 		  rfm_errno_name(errno));
+	RFM_CHECK(len == sizeof(struct robust_list_head),
+		  "len %zu: the size was not written before the head", len);
 	return RFM_PASS;
 }
 

@@ -282,7 +282,7 @@ def names(selected):
 class Selection(unittest.TestCase):
     def test_all_targets_by_default(self):
         self.assertEqual(names(targets.select_targets("")),
-                         ["x86_64", "x86_64-ia32", "i386", "x86_64-x32"])
+                         ["x86_64", "x86_64-ia32", "i386", "x86_64-x32", "i386-pentium3"])
         self.assertEqual(targets.select_targets(None), targets.select_targets(""))
 
     def test_targets_in_table_order(self):

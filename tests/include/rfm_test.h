@@ -26,6 +26,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -235,6 +236,41 @@ static inline int rfm_run_child(int (*fn)(void *), void *arg)
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	return status;
+}
+
+/* ---- other processes ---- */
+
+/* The state letter of /proc/PID/stat ('S' sleeping, 'Z' zombie), or '?'. */
+static inline char rfm_proc_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/*
+ * Wait until @pid, which sets *@started just before it blocks, sleeps in
+ * the kernel. Returns 0 if it ended instead.
+ */
+static inline int rfm_wait_sleeping(pid_t pid, volatile uint32_t *started)
+{
+	for (;;) {
+		char st = rfm_proc_state(pid);
+
+		if (*started && st == 'S')
+			return 1;
+		if (st == 'Z' || st == '?')
+			return 0;
+		sched_yield();
+	}
 }
 
 /* ---- the harness ---- */

@@ -4,11 +4,11 @@
 # environment.
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
-export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG
+export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check bench fuzz stress fuzz-short stress-short abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -16,7 +16,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check
+check: host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check perf-gate mutate-short
 
 host-test:
 	$(RFM) host-tests
@@ -50,6 +50,12 @@ abi:
 bench:
 	$(RFM) bench
 
+## perf-gate: the series' walk costs no more guest instructions per lock
+## than stock's, and an empty list a bounded number, on every target;
+## counted by QEMU (-icount), run twice to show the counts are exact
+perf-gate:
+	$(RFM) perf-gate
+
 ## fuzz: random robust lists against a model of the walk, in the guest
 ## (KERNELS=debug by default; FUZZ_ITERATIONS, FUZZ_SECONDS, FUZZ_SEED)
 fuzz:
@@ -61,6 +67,18 @@ fuzz-short:
 
 stress-short:
 	KERNELS=series STRESS_SECONDS=5 $(RFM) stress
+
+## mutate: build every mutant of tests/mutants (MUTANTS=DIR for your own
+## catalogue, MUTANT=a,b for some), boot it on every target, and fail if
+## one leaves the matrix green (out/mutate/: mutate.txt, mutate.json)
+mutate:
+	$(RFM) mutate
+
+## mutate-short: the CI version: four mutants of the walk, the compat
+## arithmetic, the wake rules and get_robust_list(), cheap to rebuild
+mutate-short:
+	MUTANT=walk-misaligned-word-accepted,compat-offset-64-bit-sum,pending-rule-before-6.1.187,get-head-before-len \
+		$(RFM) mutate
 
 ## stress: owners killed at random while others wait, processes and
 ## threads (KERNELS=debug by default; STRESS_SECONDS per case)

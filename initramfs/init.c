@@ -16,6 +16,7 @@
  *					PID 1 exits (the kernel panics) or
  *					never finishes
  *	rfm.timeout=SECONDS		per program (default 300)
+ *	rfm.only=PROG[,PROG...]		run only these programs of /tests
  *	rfm.target=NAME			echoed into the report
  *
  * Built once per word size: the 32-bit build is the init of the ia32 and
@@ -145,16 +146,32 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Is @name one of the comma separated programs of rfm.only= (or all)? */
+static int selected(const char *name, const char *only)
+{
+	size_t len = strlen(name);
+
+	if (!*only)
+		return 1;
+	for (const char *p = only; p; p = strchr(p, ',')) {
+		p += *p == ',';
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return 1;
+	}
+	return 0;
+}
+
 static int list_tests(char **names)
 {
 	DIR *dir = opendir(TESTS_DIR);
+	const char *only = cmdline_get("rfm.only", "");
 	struct dirent *de;
 	int n = 0;
 
 	if (!dir)
 		return 0;
 	while ((de = readdir(dir)) && n < MAX_TESTS) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || !selected(de->d_name, only))
 			continue;
 		names[n++] = strdup(de->d_name);
 	}

@@ -7,13 +7,12 @@ guests do not disturb each other, collects its "# bench {...}" lines
 boot, and series against stock booted in the same run.
 """
 import json
-import os
 import platform
 import shutil
 import subprocess
 
-from . import config, ktap
-from .log import Fatal, progress
+from . import ktap
+from .log import Fatal
 
 # The 2006 cover letter: one million held locks on a 2 GHz CPU.
 SEED_MS = {"kernel_walk/uncontended": 30, "kernel_walk/contended": 130,
@@ -96,34 +95,61 @@ def million(recs):
 
 def host_cpu():
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
     return platform.processor() or "?"
 
 
+# How a figure was measured. "wall": TCG's guest clock, which follows the
+# host's: nanoseconds, noisy (up to 10% between runs here). "icount":
+# QEMU's instruction-counting clock (qemu.ICOUNT_ARGS): one "ns" per guest
+# instruction, the same count on every run and host; it does not see what
+# an instruction costs (a fence, a cache or TLB miss, a mispredicted branch
+# all count one), so it complements the wall clock rather than replacing it.
+METHODS = ("wall", "icount")
+UNIT = {"wall": "ns", "icount": "instructions"}
+LABEL = {"wall": "", "icount": " (icount)"}
+
+
+def summarize_method(by_kernel):
+    """Figures per boot, series/stock ratios and the 1M experiment, for
+    the boots of one method: {kernel: {target: records}}."""
+    part = {"boots": {}, "series_vs_stock": {}, "million": {}}
+    for kernel, by_target in by_kernel.items():
+        for target, recs in by_target.items():
+            machine = next((r for r in recs if r.get("path") == "machine"), {})
+            part["boots"].setdefault(kernel, {})[target] = {
+                "guest_cpu": machine.get("cpu"), "records": recs,
+                "figures": figures(recs)}
+            if kernel == "bench-1m":
+                part["million"][target] = million(recs)
+    for target in by_kernel.get("series", {}):
+        s = part["boots"]["series"][target]["figures"]
+        k = part["boots"].get("stock", {}).get(target, {}).get("figures")
+        if k:
+            part["series_vs_stock"][target] = {key: _ratio(s[key], k[key])
+                                               for key in RATIO_KEYS}
+    return part
+
+
 def summarize(raw, accel):
-    """bench.json: raw records, figures per boot, series/stock ratios."""
+    """bench.json: {method: raw records, figures per boot, series/stock
+    ratios}, and the two methods' ratios side by side."""
     doc = {"accel": accel, "host_cpu": host_cpu(), "seed": {
         "ms_per_million": SEED_MS, "ns_per_lock": {k: v for k, v in SEED_MS.items()},
         "walk_vs_user_uncontended": round(30 / 256, 2),
         "walk_vs_user_contended": round(130 / 256, 2)},
-        "boots": {}, "series_vs_stock": {}, "million": {}}
-    for kernel, by_target in raw.items():
-        for target, recs in by_target.items():
-            machine = next((r for r in recs if r.get("path") == "machine"), {})
-            doc["boots"].setdefault(kernel, {})[target] = {
-                "guest_cpu": machine.get("cpu"), "records": recs,
-                "figures": figures(recs)}
-            if kernel == "bench-1m":
-                doc["million"][target] = million(recs)
-    for target in raw.get("series", {}):
-        s = doc["boots"]["series"][target]["figures"]
-        k = doc["boots"].get("stock", {}).get(target, {}).get("figures")
-        if k:
-            doc["series_vs_stock"][target] = {key: _ratio(s[key], k[key]) for key in RATIO_KEYS}
+        "units": {m: UNIT[m] for m in raw},
+        "methods": {m: summarize_method(raw[m]) for m in METHODS if m in raw}}
+    doc["ratios_by_method"] = {
+        target: {key: {m: doc["methods"][m]["series_vs_stock"].get(target, {}).get(key)
+                       for m in doc["methods"]} for key in RATIO_KEYS}
+        for target in doc["methods"].get("wall", doc["methods"].get("icount", {}))
+        .get("series_vs_stock", {})}
     return doc
 
 
@@ -131,32 +157,45 @@ def _fmt(v, unit=""):
     return "-" if v is None else ("%g%s" % (v, unit))
 
 
+def _table(rows):
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+FIGURE_ROWS = (
+    ("kernel walk, uncontended (%s/lock)", "walk_uncontended_ns", 30),
+    ("kernel walk, FUTEX_WAITERS, no waiter (%s/lock)", "walk_contended_ns", 130),
+    ("kernel walk, a waiter per lock (%s/lock)", "walk_waiters_ns", None),
+    ("user space, one FUTEX_WAKE per lock (%s/lock)", "user_uncontended_ns", 256),
+    ("thread create+exit, no list (%s)", "thread_no_list_ns", None),
+    ("thread create+exit, empty list (%s)", "thread_empty_list_ns", None),
+    ("thread create+exit, one held lock (%s)", "thread_one_lock_ns", None),
+)
+
+
 def render(doc):
     lines = ["robust-futex-matrix bench: accelerator %s, host CPU %s" % (
         doc["accel"], doc["host_cpu"]),
         "(TCG distorts a syscall against a memory access: read the ratios, "
-        "not the nanoseconds)", ""]
-    for target in doc["boots"].get("series", {}):
-        s = doc["boots"]["series"][target]
-        k = doc["boots"].get("stock", {}).get(target)
-        ratio = doc["series_vs_stock"].get(target, {})
-        f, g = s["figures"], (k or {}).get("figures", {})
-        lines.append("== %s (guest CPU %s), per lock at N=%s unless noted" % (
-            target, s["guest_cpu"], f["n"]))
-        rows = [
-            ("kernel walk, uncontended (ns/lock)", "walk_uncontended_ns", 30),
-            ("kernel walk, FUTEX_WAITERS, no waiter (ns/lock)", "walk_contended_ns", 130),
-            ("kernel walk, a waiter per lock, N=%s (ns/lock)" % f["walk_waiters_n"],
-             "walk_waiters_ns", None),
-            ("user space, one FUTEX_WAKE per lock (ns/lock)", "user_uncontended_ns", 256),
-            ("thread create+exit, no list (ns)", "thread_no_list_ns", None),
-            ("thread create+exit, empty list (ns)", "thread_empty_list_ns", None),
-            ("thread create+exit, one held lock (ns)", "thread_one_lock_ns", None),
-        ]
+        "not the nanoseconds; (icount) figures are guest instructions, exact "
+        "but blind to what an instruction costs)", ""]
+    methods = doc["methods"]
+    first = methods.get("wall") or methods.get("icount")
+    for target in first["boots"].get("series", {}):
+        f0 = first["boots"]["series"][target]["figures"]
+        lines.append("== %s (guest CPU %s), per lock at N=%s unless noted; a waiter "
+                     "per lock at N=%s" % (target, first["boots"]["series"][target]["guest_cpu"],
+                                           f0["n"], f0["walk_waiters_n"]))
         table = [["figure", "series", "stock", "series/stock", "seed 2006"]]
-        for label, key, seed in rows:
-            table.append([label, _fmt(f.get(key)), _fmt(g.get(key)), _fmt(ratio.get(key)),
-                          "-" if seed is None else "%d" % seed])
+        for label, key, seed in FIGURE_ROWS:
+            for m, part in methods.items():
+                f = part["boots"]["series"].get(target, {}).get("figures", {})
+                g = part["boots"].get("stock", {}).get(target, {}).get("figures", {})
+                r = part["series_vs_stock"].get(target, {})
+                table.append([(label % UNIT[m]) + LABEL[m], _fmt(f.get(key)), _fmt(g.get(key)),
+                              _fmt(r.get(key)), "-" if seed is None or m != "wall" else seed])
+        f = first["boots"]["series"][target]["figures"]
+        g = first["boots"].get("stock", {}).get(target, {}).get("figures", {})
         table += [
             ["ratio: walk / user space, uncontended", _fmt(f["walk_vs_user_uncontended"]),
              _fmt(g.get("walk_vs_user_uncontended")), "", "0.12 (30/256)"],
@@ -167,29 +206,83 @@ def render(doc):
             ["ratio: empty list / no list, thread", _fmt(f["empty_vs_no_list"]),
              _fmt(g.get("empty_vs_no_list")), "", "~1 (claim)"],
         ]
-        widths = [max(len(str(r[i])) for r in table) for i in range(5)]
-        lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+        lines += _table(table)
         lines.append("")
-    if doc["million"]:
-        lines.append("== one million held locks (bench-1m kernel: ROBUST_LIST_LIMIT 1048576), ms")
-        table = [["target", "walk uncontended", "walk FUTEX_WAITERS", "user space", ]]
-        for target, m in doc["million"].items():
-            table.append([target] + [_fmt(m[k]) for k in SEED_MS])
-        table.append(["seed 2006 (2 GHz)", "30", "130", "256"])
-        widths = [max(len(str(r[i])) for r in table) for i in range(4)]
-        lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
-    return "\n".join(lines) + "\n"
+    if len(methods) > 1 and doc["ratios_by_method"]:
+        lines.append("== series/stock by method: wall clock | icount")
+        targets = list(doc["ratios_by_method"])
+        table = [["figure"] + targets]
+        for label, key, _ in FIGURE_ROWS:
+            table.append([label.split(" (")[0]] + [
+                "%s | %s" % (_fmt(doc["ratios_by_method"][t][key].get("wall")),
+                             _fmt(doc["ratios_by_method"][t][key].get("icount")))
+                for t in targets])
+        lines += _table(table)
+        lines.append("")
+    for m, part in methods.items():
+        if not part["million"]:
+            continue
+        lines.append("== one million held locks (bench-1m kernel: ROBUST_LIST_LIMIT "
+                     "1048576), %s%s" % ("ms" if m == "wall" else "million instructions",
+                                         LABEL[m]))
+        table = [["target", "walk uncontended", "walk FUTEX_WAITERS", "user space"]]
+        for target, mm in part["million"].items():
+            table.append([target] + [_fmt(mm[k]) for k in SEED_MS])
+        if m == "wall":
+            table.append(["seed 2006 (2 GHz)", "30", "130", "256"])
+        lines += _table(table)
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ---- the performance gate (make check), on the exact figures ----
+
+# What an empty registered list may add to a thread's create+exit, in
+# instructions: reading the three words of the head and returning. Stock
+# 6.1 takes 68 (i386) to reach the same point.
+EMPTY_LIST_BOUND = 100
+
+
+def gate(part):
+    """[(target, check, series, stock, ok)] on the icount figures of one
+    run: the series' walk costs no more instructions per lock than
+    stock's, uncontended and with FUTEX_WAITERS, and an empty list adds at
+    most EMPTY_LIST_BOUND instructions to a thread's exit."""
+    rows = []
+    for target, boot in part["boots"].get("series", {}).items():
+        s = boot["figures"]
+        k = part["boots"].get("stock", {}).get(target, {}).get("figures", {})
+        for key in ("walk_uncontended_ns", "walk_contended_ns"):
+            ok = None not in (s.get(key), k.get(key)) and s[key] <= k[key]
+            rows.append((target, key.replace("_ns", "") + " <= stock", s.get(key),
+                         k.get(key), ok))
+        extra = (None if None in (s.get("thread_empty_list_ns"), s.get("thread_no_list_ns"))
+                 else s["thread_empty_list_ns"] - s["thread_no_list_ns"])
+        k_extra = (None if None in (k.get("thread_empty_list_ns"), k.get("thread_no_list_ns"))
+                   else k["thread_empty_list_ns"] - k["thread_no_list_ns"])
+        rows.append((target, "empty list - no list <= %d" % EMPTY_LIST_BOUND, extra, k_extra,
+                     extra is not None and extra <= EMPTY_LIST_BOUND))
+    return rows
 
 
 def plot(doc, out):
-    """ns/lock against N, a line per path and kernel, one PNG per target."""
+    """Per lock cost against N, a line per path and kernel: one PNG per
+    target and method (bench-<target>.png, bench-<target>-icount.png)."""
     if shutil.which("gnuplot") is None:
         raise Fatal("gnuplot is missing: apt-get install gnuplot-nox")
     made = []
-    for target in doc["boots"].get("series", {}):
+    for method, part in doc["methods"].items():
+        made += _plot_method(part, method, doc["accel"], out)
+    return made
+
+
+def _plot_method(part, method, accel, out):
+    made = []
+    suffix = "" if method == "wall" else "-" + method
+    for target in part["boots"].get("series", {}):
         series_lines, data = [], []
         for kernel in ("series", "stock"):
-            recs = doc["boots"].get(kernel, {}).get(target, {}).get("records", [])
+            recs = part["boots"].get(kernel, {}).get(target, {}).get("records", [])
             for path, contention in (("kernel_walk", "uncontended"),
                                      ("kernel_walk", "contended"),
                                      ("kernel_walk", "waiters"),
@@ -200,21 +293,23 @@ def plot(doc, out):
                 if not pts:
                     continue
                 name = "%s %s %s" % (kernel, path.replace("_", " "), contention)
-                dat = out / ("plot-%s-%d.dat" % (target, len(data)))
+                dat = out / ("plot-%s%s-%d.dat" % (target, suffix, len(data)))
                 dat.write_text("".join("%d %s\n" % p for p in pts))
                 data.append(dat)
                 series_lines.append("'%s' using 1:2 with linespoints title '%s'%s" % (
                     dat, name, " dashtype 2" if kernel == "stock" else ""))
         if not series_lines:
             continue
-        png = out / ("bench-%s.png" % target)
+        png = out / ("bench-%s%s.png" % (target, suffix))
         script = "\n".join([
             ("set terminal pngcairo noenhanced size 1000,560" if _has_cairo()
              else "set terminal png size 1000,560"),
             "set output '%s'" % png,
-            "set title 'robust list release cost per lock, %s (%s)'" % (target, doc["accel"]),
+            "set title 'robust list release cost per lock, %s (%s%s)'" % (
+                target, accel, LABEL[method]),
             "set logscale x 2", "set logscale y 10",
-            "set xlabel 'held locks N'", "set ylabel 'ns per lock (median, log scale)'",
+            "set xlabel 'held locks N'",
+            "set ylabel '%s per lock (median, log scale)'" % UNIT[method],
             "set key outside right", "set grid",
             "plot " + ", ".join(series_lines)])
         r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
-from .log import Fatal, progress
+from .log import Fatal, elapsed, progress
 from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
                       KERNEL_VARIANTS, select_kernels, select_targets, target)
 
@@ -54,12 +54,12 @@ def build_kernels(kernels, targets):
     return images, unavailable, described
 
 
-def boot_all(jobs, accel, out):
+def boot_all(jobs, accel, out, run_timeout=None):
     """Boot (kernel, target, image, initramfs, programs) jobs in parallel."""
     def one(job):
         kernel, t, image, initrd, programs = job
         d = out / kernel / t.name
-        b = qemu.boot(t, image / "bzImage", initrd, d, accel)
+        b = qemu.boot(t, image / "bzImage", initrd, d, accel, run_timeout=run_timeout)
         progress("boot", "%s/%s: %s in %.1fs%s" % (
             kernel, t.name, b.status, b.seconds, " (%s)" % b.detail if b.detail else ""))
         return kernel, t, b, programs
@@ -84,16 +84,29 @@ def load_guest_run(d, target_name, status, seconds, detail, programs):
         programs=tuple(programs), seconds=seconds, detail=detail)
 
 
-def matrix_run(kernels, targets, extra):
-    deps.ensure()
-    out = config.out_dir()
+def initramfs_images(targets, extra=None, suite="tests"):
+    """{userland: (cpio, programs)} for the targets' user-space ABIs."""
     pristine = tree.pristine_tree()
-    images, unavailable, described = build_kernels(kernels, targets)
     initrds = {}
     for t in targets:
         if t.userland not in initrds:
-            cpio, tests, extras = guest.build_initramfs(pristine, t.user, extra)
+            cpio, tests, extras = guest.build_initramfs(pristine, t.user, extra, suite=suite)
             initrds[t.userland] = (cpio, tests + extras)
+    return initrds
+
+
+def run_meta(accel, described, extra=None):
+    return {"tree": "%s %s" % (config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION),
+            "accel": accel, "kernels": described,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "extra": str(extra or "")}
+
+
+def matrix_run(kernels, targets, extra):
+    deps.ensure()
+    out = config.out_dir()
+    images, unavailable, described = build_kernels(kernels, targets)
+    initrds = initramfs_images(targets, extra)
     jobs = [(k, t, images[(k, t.kconfig)]) + initrds[t.userland]
             for k in kernels if k not in unavailable for t in targets]
     accel = "tcg"
@@ -104,10 +117,7 @@ def matrix_run(kernels, targets, extra):
         shutil.rmtree(out / k, ignore_errors=True)
     progress("boot", "%d guest(s), %s, up to %d at a time" % (len(jobs), accel, config.jobs()))
     runs = boot_all(jobs, accel, out)
-    meta = {"tree": "%s %s" % (config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION),
-            "accel": accel, "kernels": described,
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "extra": str(extra or "")}
+    meta = run_meta(accel, described, extra)
     (out / "run.json").write_text(json.dumps({
         "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
         "unavailable": unavailable,
@@ -216,28 +226,80 @@ def cmd_guest_selftest(_args):
     return 1 if failed else 0
 
 
+def x86_64_table_wired(patches):
+    """Does pristine + patches have set_robust_list in syscall_64.tbl?
+    Read from the diffs: the last patch that adds or removes its row."""
+    wired = True        # the pristine tree has it
+    for p in patches:
+        in_table = False
+        for line in p.read_text(errors="replace").splitlines():
+            if line.startswith("+++ "):
+                in_table = line.endswith("arch/x86/entry/syscalls/syscall_64.tbl")
+            elif in_table and re.match(r"^[+-]\d+\s+64\s+set_robust_list\s", line):
+                wired = line[0] == "+"
+    return wired
+
+
+def smoke_verdict(run, t, wired):
+    """(ok, what) for a bisect step's smoke boot: every case passes where
+    the x86_64 table has the calls, ENOSYS and no lock released where not."""
+    m = compare.build_matrix({"step": {t.name: run}}, (t,), ("step",))
+    if wired:
+        return m["summary"]["exit_status"] == 0, "smoke passes"
+    rules = [("smoke.death_*", "FAIL"), ("smoke.set_get_roundtrip", "obs set_errno=ENOSYS")]
+    got = compare.check_control(m["kernels"]["step"]["cases"], rules)
+    ok = run.boot_status == "complete" and not run.console and all(c["ok"] for c in got)
+    return ok, "ENOSYS, nothing released" if ok else "; ".join(
+        c["detail"] for c in got if not c["ok"]) or run.boot_status
+
+
 def cmd_bisect_check(_args):
-    """Apply the series one patch at a time; build every bisect config."""
+    """Apply the series one patch at a time. After each: every bisect
+    config builds, with no warning that stock's build of the same config
+    lacks, and the x86_64 kernel boots and runs smoke (ENOSYS until the
+    x86_64 table has the calls, every case passing from then on)."""
     deps.ensure()
     series = tree.read_series()
     if not series:
         raise Fatal("patches/series is empty: nothing to bisect")
-    table = []
+    stock = {kc: kbuild.build("stock", [], kc, label="stock/%s" % kc) for kc in BISECT_CONFIGS}
+    stock_warnings = {kc: kbuild.kernel_warnings(d) or set() for kc, d in stock.items()}
+    t = target("x86_64")
+    cpio, programs = initramfs_images((t,))[t.userland]
+    out = config.cache_dir() / "bisect-smoke"
+    table, bad = [], 0
     for n in range(1, len(series) + 1):
-        row = [series[n - 1].name]
+        row, notes = [series[n - 1].name], []
+        images = {}
         for kc in BISECT_CONFIGS:
             try:
-                kbuild.build("bisect", series[:n], kc,
-                             label="bisect %d/%d %s" % (n, len(series), kc))
-                row.append("ok")
+                images[kc] = kbuild.build("bisect", series[:n], kc,
+                                          label="bisect %d/%d %s" % (n, len(series), kc))
             except Fatal as e:
                 print(str(e), file=sys.stderr)
                 row.append("FAIL")
+                continue
+            extra = sorted((kbuild.kernel_warnings(images[kc]) or set()) - stock_warnings[kc])
+            row.append("ok" if not extra else "%d new warning(s)" % len(extra))
+            notes += ["  %s %s: %s" % (series[n - 1].name[:4], kc, w) for w in extra]
+        if t.kconfig in images:
+            wired = x86_64_table_wired(series[:n])
+            b = qemu.boot(t, images[t.kconfig] / "bzImage", cpio, out / str(n), "tcg",
+                          append="rfm.only=smoke", run_timeout=120)
+            ok, what = smoke_verdict(load_guest_run(out / str(n), t.name, b.status,
+                                                    b.seconds, b.detail, programs), t, wired)
+            row.append(("ok: " if ok else "FAIL: ") + what)
+            progress("bisect", "%d/%d smoke on x86_64: %s" % (n, len(series), row[-1]))
+        else:
+            row.append("not booted")
+        bad += sum(1 for c in row[1:] if c != "ok" and not c.startswith("ok:"))
         table.append(row)
+        for note in notes:
+            print(note)
     print()
-    print(report.format_table(["patch"] + list(BISECT_CONFIGS), table))
-    bad = sum(r.count("FAIL") for r in table)
-    print("%d builds, %d failed" % (len(table) * len(BISECT_CONFIGS), bad))
+    print(report.format_table(["patch"] + list(BISECT_CONFIGS) + ["x86_64 smoke"], table))
+    print("%d steps, %d builds, %d smoke boots: %d problem(s)" % (
+        len(table), len(table) * len(BISECT_CONFIGS), len(table), bad))
     return 1 if bad else 0
 
 
@@ -301,41 +363,69 @@ def targets_user(targets, userland):
     return next(t.user for t in targets if t.userland == userland)
 
 
+def bench_boot(k, t, image, initrd, d, accel, icount, append=""):
+    """One boot of bench/robust_bench: its "# bench" records, or Fatal."""
+    if k == "bench-1m":
+        append += " rfm.bench_max_n=%d" % BENCH_MILLION
+    b = qemu.boot(t, image / "bzImage", initrd, d, accel, icount=icount,
+                  run_timeout=int(os.environ.get("RUN_TIMEOUT") or "1800"),
+                  append=append.strip())
+    progress("bench", "%s/%s%s: %s in %.0fs" % (k, t.name, " (icount)" if icount else "",
+                                                b.status, b.seconds))
+    if b.status != "complete":
+        raise Fatal("bench guest %s/%s: %s %s (see %s)" % (
+            k, t.name, b.status, b.detail, d / "console.log"))
+    text = (d / "results.ktap").read_text()
+    failed = [c.key for c in ktap.parse(text).cases().values() if c.status != ktap.PASS]
+    if failed:
+        raise Fatal("bench %s/%s: %s failed (see %s)" % (k, t.name, ", ".join(failed),
+                                                         d / "results.ktap"))
+    from . import bench
+    return bench.records(text)
+
+
+BENCH_MILLION = 1000000
+
+
+def bench_boots(kernels, targets, out, icount):
+    """{kernel: {target: records}}: wall-clock boots one at a time (so
+    guests do not disturb each other), icount boots JOBS at a time (their
+    counts do not depend on the host)."""
+    images, unavailable, _ = build_kernels(kernels, targets)
+    if unavailable:
+        raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
+    initrds = {u: cpio for u, (cpio, _) in initramfs_images(targets, suite="bench").items()}
+    t0 = targets[0]
+    accel = "tcg" if icount else qemu.choose_accel(
+        t0, images[(kernels[0], t0.kconfig)] / "bzImage", initrds[t0.userland])
+    jobs = [(k, t) for k in kernels for t in targets]
+    sub = "icount" if icount else "wall"
+
+    def one(job):
+        k, t = job
+        return k, t, bench_boot(k, t, images[(k, t.kconfig)], initrds[t.userland],
+                                out / sub / k / t.name, accel, icount)
+
+    raw = {}
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=config.jobs() if icount else 1) as ex:
+        for k, t, recs in ex.map(one, jobs):
+            raw.setdefault(k, {})[t.name] = recs
+    return raw, accel
+
+
 def cmd_bench(_args):
-    """Boot the benchmark on every target and kernel, one guest at a time."""
+    """The benchmark on every target and kernel, measured twice: by the
+    wall clock and by QEMU's instruction count."""
     from . import bench
     deps.ensure(extra=("gnuplot-nox",))
     kernels = select_kernels(os.environ.get("KERNELS"), BENCH_KERNELS)
     targets = select_targets(os.environ.get("TARGETS"))
     out = config.out_dir() / "bench"
-    pristine = tree.pristine_tree()
-    images, unavailable, _ = build_kernels(kernels, targets)
-    if unavailable:
-        raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
-    initrds = {u: guest.build_initramfs(pristine, targets_user(targets, u), suite="bench")[0]
-               for u in dict.fromkeys(t.userland for t in targets)}
-    t0 = targets[0]
-    accel = qemu.choose_accel(t0, images[(kernels[0], t0.kconfig)] / "bzImage",
-                              initrds[t0.userland])
     shutil.rmtree(out, ignore_errors=True)
     raw = {}
-    for k in kernels:
-        for t in targets:
-            d = out / k / t.name
-            append = "rfm.bench_max_n=%d" % bench.MILLION if k == "bench-1m" else ""
-            b = qemu.boot(t, images[(k, t.kconfig)] / "bzImage", initrds[t.userland], d,
-                          accel, run_timeout=int(os.environ.get("RUN_TIMEOUT") or "1800"),
-                          append=append)
-            progress("bench", "%s/%s: %s in %.0fs" % (k, t.name, b.status, b.seconds))
-            if b.status != "complete":
-                raise Fatal("bench guest %s/%s: %s %s (see %s)" % (
-                    k, t.name, b.status, b.detail, d / "console.log"))
-            run = ktap.parse((d / "results.ktap").read_text())
-            failed = [c.key for c in run.cases().values() if c.status != ktap.PASS]
-            if failed:
-                raise Fatal("bench %s/%s: %s failed (see %s)" % (
-                    k, t.name, ", ".join(failed), d / "results.ktap"))
-            raw.setdefault(k, {})[t.name] = bench.records((d / "results.ktap").read_text())
+    raw["wall"], accel = bench_boots(kernels, targets, out, icount=False)
+    raw["icount"], _ = bench_boots(kernels, targets, out, icount=True)
     doc = bench.summarize(raw, accel)
     (out / "bench.json").write_text(json.dumps(doc, indent=1) + "\n")
     text = bench.render(doc)
@@ -345,6 +435,40 @@ def cmd_bench(_args):
     print(text, end="")
     print("written: %s/bench.json, bench.txt, %s" % (out, ", ".join(p.name for p in pngs)))
     return 0
+
+
+def cmd_perf_gate(_args):
+    """The performance gate, on exact figures: series against stock under
+    QEMU's instruction count, on every target, run twice; the two runs
+    must give the same figures (or the gate could flake) and the series
+    must keep to bench.gate()'s rules."""
+    from . import bench
+    deps.ensure()
+    targets = select_targets(os.environ.get("TARGETS"))
+    out = config.out_dir() / "perf-gate"
+    shutil.rmtree(out, ignore_errors=True)
+    runs = []
+    for n in (1, 2):
+        raw, _ = bench_boots(("series", "stock"), targets, out / ("run%d" % n), icount=True)
+        runs.append(bench.summarize_method(raw))
+    figures = [{k: {t: b["figures"] for t, b in by_t.items()}
+                for k, by_t in r["boots"].items()} for r in runs]
+    rows = [[t, check, bench._fmt(sv), bench._fmt(kv), "ok" if ok else "FAIL"]
+            for t, check, sv, kv, ok in bench.gate(runs[0])]
+    text = report.format_table(["target", "rule (instructions)", "series", "stock", ""], rows)
+    same = figures[0] == figures[1]
+    bad = sum(r[-1] != "ok" for r in rows)
+    text += "\n%s\nperf gate: %s\n" % (
+        "two runs, identical figures" if same else
+        "the two runs DIFFER: the exact figures are not exact (see %s)" % out,
+        "%d rule(s) broken" % bad if bad else "every rule holds" if same else "not judged")
+    (out / "perf-gate.txt").write_text(text)
+    (out / "perf-gate.json").write_text(json.dumps(
+        {"identical": same, "figures": figures, "rules": [
+            {"target": r[0], "rule": r[1], "series": r[2], "stock": r[3], "ok": r[4] == "ok"}
+            for r in rows]}, indent=1) + "\n")
+    print(text, end="")
+    return 0 if same and not bad else 1
 
 
 def run_guest_suite(suite, append, keys, run_timeout):
@@ -419,6 +543,95 @@ def cmd_stress(_args):
                             "lost_wakeups", "stuck_at_end"), 2 * seconds + 900)
 
 
+# A mutant that hangs a guest is killed by its timeout; the series' guests
+# take about 10 s, so this need not be RUN_TIMEOUT's 15 minutes.
+MUTANT_TIMEOUT = 240
+
+
+def new_warnings(built, images, references):
+    """{kconfig: [warning]}: what the builds in `built` ({kconfig: kernel
+    dir}) warn about that none of the reference kernels' builds did."""
+    out = {}
+    for kc, d in built.items():
+        known = [kbuild.kernel_warnings(images[(k, kc)]) for k in references]
+        mine = kbuild.kernel_warnings(d)
+        if mine is None or any(w is None for w in known):
+            continue        # a log was not kept: nothing to compare
+        extra = sorted(mine - set().union(*known))
+        if extra:
+            out[kc] = extra
+    return out
+
+
+def cmd_mutate(_args):
+    """Build every mutant of the catalogue (MUTANTS=DIR, default
+    tests/mutants; MUTANT=names for some), boot it on every target and
+    judge it with the matrix's comparer against the stock kernel."""
+    from . import mutate
+    deps.ensure()
+    catalogue = Path(os.environ.get("MUTANTS") or config.REPO / "tests" / "mutants").resolve()
+    mutants = mutate.load_catalogue(catalogue, os.environ.get("MUTANT") or "")
+    targets = select_targets(os.environ.get("TARGETS"))
+    series = tree.patches_for("all")
+    if not series:
+        raise Fatal("patches/series is empty: there is no series to mutate")
+    out = config.out_dir() / "mutate"
+    shutil.rmtree(out, ignore_errors=True)
+    start = elapsed()
+    images, _, described = build_kernels(("series", "stock"), targets)
+    initrds = initramfs_images(targets)
+    t0 = targets[0]
+    accel = qemu.choose_accel(t0, images[("series", t0.kconfig)] / "bzImage",
+                              initrds[t0.userland][0])
+    deviations = compare.load_rules(DEVIATIONS)
+
+    def matrix_of(runs):
+        return compare.build_matrix(runs, targets, ("series", "stock"),
+                                    deviations=deviations)
+
+    # The reference: the series itself must be green against stock, or no
+    # mutant's red means anything.
+    ref = boot_all([(k, t, images[(k, t.kconfig)]) + initrds[t.userland]
+                    for k in ("series", "stock") for t in targets], accel, out / "reference")
+    reference = matrix_of(ref)
+    if reference["summary"]["exit_status"] != 0:
+        raise Fatal("the series is not green against stock (%s): fix that before "
+                    "judging mutants (see %s)" % (
+                        "; ".join((reference["summary"]["failures"]
+                                   + reference["summary"]["incomplete"])[:3]),
+                        out / "reference"))
+    progress("mutate", "reference: the series matches stock on %d target(s); %d mutant(s)"
+             % (len(targets), len(mutants)))
+    outcomes = []
+    for n, m in enumerate(mutants, 1):
+        t_start = elapsed()
+        try:
+            mimages = {kc: kbuild.build("series", series + [m.path], kc,
+                                        label="mutant %s/%s" % (m.name, kc))
+                       for kc in sorted({t.kconfig for t in targets})}
+        except Fatal as e:
+            outcomes.append(mutate.Outcome(m, "invalid", [], elapsed() - t_start,
+                                           str(e).splitlines()[0]))
+            progress("mutate", "%d/%d %s: INVALID: %s" % (n, len(mutants), m.name,
+                                                           outcomes[-1].detail))
+            continue
+        runs = boot_all([("mutant", t, mimages[t.kconfig]) + initrds[t.userland]
+                         for t in targets], accel, out / m.name, run_timeout=MUTANT_TIMEOUT)
+        o = mutate.judge(m, matrix_of({"series": runs["mutant"], "stock": ref["stock"]}),
+                         elapsed() - t_start,
+                         new_warnings(mimages, images, ("series", "stock")))
+        outcomes.append(o)
+        progress("mutate", "%d/%d %s: %s in %.0fs%s" % (
+            n, len(mutants), m.name, o.result, o.seconds,
+            ": " + mutate.killer_summary(o, 2) if o.killers else ""))
+    meta = run_meta(accel, described)
+    meta["targets"] = [t.name for t in targets]
+    text = mutate.write(out, outcomes, catalogue, elapsed() - start, meta)
+    print()
+    print(text, end="")
+    return 1 if any(mutate.failed(o) for o in outcomes) else 0
+
+
 def cmd_deps(_args):
     deps.ensure()
     print("all packages present")
@@ -429,7 +642,7 @@ def cmd_deps(_args):
 # on one directory would delete each other's results (a make check during a
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz",
-              "stress", "abi"}
+              "stress", "abi", "mutate", "perf-gate"}
 
 
 @contextlib.contextmanager
@@ -459,9 +672,11 @@ def main(argv=None):
     sub.add_parser("deps").set_defaults(fn=cmd_deps)
     sub.add_parser("guest-selftest").set_defaults(fn=cmd_guest_selftest)
     sub.add_parser("bench").set_defaults(fn=cmd_bench)
+    sub.add_parser("perf-gate").set_defaults(fn=cmd_perf_gate)
     sub.add_parser("fuzz").set_defaults(fn=cmd_fuzz)
     sub.add_parser("stress").set_defaults(fn=cmd_stress)
     sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
+    sub.add_parser("mutate").set_defaults(fn=cmd_mutate)
     sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
     p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")
     p.add_argument("--expected", type=Path, help="expected ABI file (abi/expected.abi)")

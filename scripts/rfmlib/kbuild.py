@@ -203,14 +203,37 @@ def _empty(build_dir):
             p.unlink()
 
 
+def config_inputs(src, kconfig, extra_fragments):
+    """What the .config of a build depends on: the fragments, the compiler,
+    the tree (its generation) and the Kconfig files its patches changed.
+    When these are the same as last time, the kept .config is reused and
+    configuration (tinyconfig, merge, olddefconfig: tens of seconds) is
+    skipped."""
+    h = hashlib.sha256(("%s|%s|%s\n" % (kconfig.arch, _compiler_ident(),
+                                         tree.generation(src))).encode())
+    for path in fragment_paths(kconfig) + list(extra_fragments):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for rel in tree.touched(src):
+        if Path(rel).name.startswith("Kconfig"):
+            h.update(rel.encode() + b"\0" + (src / rel).read_bytes())
+    return h.hexdigest()
+
+
 def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
                   targets):
     log_path = build_dir / "rfm-build.log"
     log_path.write_text("")
     start = time.monotonic()
-    progress("config", "%s: tinyconfig + %s" % (
-        label, " + ".join(kconfig.fragments + tuple(f.name for f in extra_fragments))))
-    configure(tree, build_dir, kconfig, extra_fragments, log_path, label)
+    inputs = config_inputs(tree, kconfig, extra_fragments)
+    stamp = build_dir / "rfm-config-inputs"
+    if (build_dir / ".config").exists() and stamp.exists() and stamp.read_text() == inputs:
+        progress("config", "%s: unchanged" % label)
+    else:
+        progress("config", "%s: tinyconfig + %s" % (
+            label, " + ".join(kconfig.fragments + tuple(f.name for f in extra_fragments))))
+        stamp.unlink(missing_ok=True)
+        configure(tree, build_dir, kconfig, extra_fragments, log_path, label)
+        stamp.write_text(inputs)
     progress("build", "%s: make %s (log: %s)" % (label, " ".join(targets), log_path))
     _make(tree, build_dir, kconfig.arch, list(targets), log_path, label)
 
@@ -224,3 +247,29 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
     os.replace(tmp, done)
     progress("build", "%s: done in %.0fs (%s)" % (label, time.monotonic() - start, key))
     return done
+
+
+WARNING_RE = re.compile(r"\bwarning:", re.I)
+LOCATION_RE = re.compile(r":\d+(?::\d+)?:")
+
+
+def build_warnings(log_text):
+    """The warnings of a build log (compiler, objtool, checksyscalls,
+    kconfig), each reduced to its file name and message: paths, line
+    numbers and code offsets move when a patch adds lines above a warning
+    that was there all along."""
+    found = set()
+    for line in log_text.splitlines():
+        if not WARNING_RE.search(line) or line.startswith("$ "):
+            continue
+        line = LOCATION_RE.sub(":", line.strip())
+        line = re.sub(r"\+0x[0-9a-f]+", "", line)     # objtool's offsets move too
+        found.add(re.sub(r"(?:/[^\s:]*/)([^/\s:]+:)", r"\1", line))
+    return found
+
+
+def kernel_warnings(kernel_dir):
+    """The warnings of the build that made a cached kernel, or None when
+    its log was not kept (a kernel cached by an older version)."""
+    log = kernel_dir / "build.log"
+    return build_warnings(log.read_text(errors="replace")) if log.exists() else None

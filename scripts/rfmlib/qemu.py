@@ -24,6 +24,18 @@ RUN_TIMEOUT = int(os.environ.get("RUN_TIMEOUT") or "900")    # whole guest
 MEMORY = os.environ.get("GUEST_MEM") or "512M"
 
 
+# QEMU's instruction-counting clock: the guest's clock advances exactly 1 ns
+# per guest instruction (shift=0) and never waits for the host (sleep=off),
+# so a guest that reads its clock around some work reads how many
+# instructions it took. For the same number on every run, nothing else may
+# vary either: the RTC starts at a fixed date and follows that clock (the
+# date seeds the kernel's RNG), and user space is not randomized
+# (norandmaps: addresses decide futex hash chains, page faults...).
+ICOUNT_ARGS = ["-icount", "shift=0,sleep=off", "-rtc", "base=2026-01-01T00:00:00,clock=vm"]
+# Under icount the TSC counts that clock: 1 GHz, one tick per instruction.
+ICOUNT_TSC_HINT = "tsc_early_khz=1000000 tsc=reliable norandmaps"
+
+
 def tsc_hint(accel):
     """Under TCG the guest's TSC is the host's, but a busy host makes the
     guest's calibration against the PIT fail, and its clocksource watchdog
@@ -50,14 +62,19 @@ class Boot:
     detail: str = ""
 
 
-def qemu_command(target, kernel, initrd, accel, mode, console, results, append=""):
+def qemu_command(target, kernel, initrd, accel, mode, console, results, append="",
+                 icount=False):
+    """icount: count instructions instead of time (TCG only)."""
     cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
            "-cpu", target.cpu, "-m", MEMORY, "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", " ".join(a for a in (
-               KERNEL_ARGS, tsc_hint(accel), target.kernel_args,
+               KERNEL_ARGS, ICOUNT_TSC_HINT if icount else tsc_hint(accel),
+               target.kernel_args,
                "rfm.mode=%s rfm.target=%s" % (mode, target.name), append) if a)]
+    if icount:
+        cmd += ICOUNT_ARGS
     if mode == "shell":
         cmd += ["-serial", "mon:stdio"]
     else:
@@ -74,14 +91,17 @@ def _results_started(path):
 
 
 def boot(target, kernel, initrd, outdir, accel, mode="tests",
-         boot_timeout=None, run_timeout=None, append=""):
+         boot_timeout=None, run_timeout=None, append="", icount=False):
     boot_timeout = boot_timeout or BOOT_TIMEOUT
     run_timeout = run_timeout or RUN_TIMEOUT
     outdir.mkdir(parents=True, exist_ok=True)
     console, results = outdir / "console.log", outdir / "results.ktap"
     for f in (console, results):
         f.unlink(missing_ok=True)
-    cmd = qemu_command(target, kernel, initrd, accel, mode, console, results, append)
+    if icount and accel != "tcg":
+        raise ValueError("-icount needs TCG, not %s" % accel)
+    cmd = qemu_command(target, kernel, initrd, accel, mode, console, results, append,
+                       icount=icount)
     (outdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
     start = time.monotonic()
     stderr = open(outdir / "qemu.stderr", "w")
@@ -115,7 +135,7 @@ def boot(target, kernel, initrd, outdir, accel, mode="tests",
                       else "").meta.get("cpu-flags", "").split()
     (outdir / "boot.json").write_text(json.dumps(
         {"status": status, "seconds": round(seconds, 2), "detail": detail,
-         "accel": accel, "qemu": cmd[0], "cpu": target.cpu,
+         "accel": accel, "icount": icount, "qemu": cmd[0], "cpu": target.cpu,
          "cpu_flags": [f for f in HARDENING_CPU_FLAGS if f in seen]}, indent=1))
     return Boot(status, seconds, detail)
 

@@ -94,6 +94,9 @@ def render_text(matrix):
     s = matrix["summary"]
     lines.append("")
     lines.append("cells: " + ", ".join("%d %s" % (n, k) for k, n in s["counts"].items()))
+    if s.get("expected_failures"):
+        lines.append("expected failures (a fix of the series this kernel lacks, "
+                     "see patches/deviations.txt): %d" % s["expected_failures"])
     if any(s.get("control_counts", {}).values()):
         lines.append("negative control cells (failures expected): " + ", ".join(
             "%d %s" % (n, k) for k, n in s["control_counts"].items() if n))
@@ -147,15 +150,19 @@ def render_junit(matrix):
                 cell = row["cells"].get(t)
                 if not cell or cell["status"] == NA:
                     continue
-                status = cell["status"]
+                status, message = cell["status"], cell["reason"]
                 if kernel == "baseline" and status == "FAIL":
                     status = "PASS"   # expected to fail; judged by the control
-                case(s, "%s.%s" % (kernel, t), row["case"], status, cell["reason"],
+                elif row.get("expected_failure") and status == "FAIL":
+                    status, message = "SKIP", "expected to fail here: %s" % row["expected_failure"]
+                case(s, "%s.%s" % (kernel, t), row["case"], status, message,
                      "\n".join(cell["diag"]))
         if kernel != "baseline":
             s = suite("%s.agreement" % kernel)
             for row in k["cases"]:
                 status = "PASS" if row["agree"] else "SKIP" if row["agree"] is None else "FAIL"
+                if row.get("expected_failure"):
+                    status = "SKIP"
                 case(s, "%s.agreement" % kernel, row["case"], status, row["verdict"])
     if matrix["kernel_comparison"] or matrix.get("control") is not None:
         s = suite("kernels")

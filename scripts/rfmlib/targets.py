@@ -126,6 +126,13 @@ KERNEL_VARIANTS = {
                  "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},
 }
 
+def has_series(kernel):
+    """Does this kernel variant carry the whole series (and so its fixes)?
+    On the others, a case patches/deviations.txt names may fail."""
+    variant = KERNEL_VARIANTS.get(kernel)
+    return variant is None or variant.get("patches") in ("all", "all+bench")
+
+
 DEFAULT_RUN_KERNELS = ("series",)
 CHECK_KERNELS = ("series", "stock", "baseline")
 BENCH_KERNELS = ("series", "stock", "bench-1m")

@@ -289,3 +289,11 @@ def generation(tree):
     root, slot = tree.parent.parent, tree.parent.name
     path = root / ("%s.generation" % slot)
     return path.read_text().strip() if path.exists() else "unknown"
+
+
+def touched(tree):
+    """The files the patches of the tree's slot changed (none for the
+    pristine tree)."""
+    root, slot = tree.parent.parent, tree.parent.name
+    state = _read_json(root / ("%s.stamp" % slot)) if slot != "pristine" else None
+    return (state or {}).get("touched", [])

@@ -378,6 +378,41 @@ class ExitStatus(unittest.TestCase):
                                deviations=[("smoke.set_bad_length", "EFAULT first")])
         self.assertEqual(allowed["exit_status"], 0)
 
+    def test_a_fix_the_stock_kernel_lacks_is_an_expected_failure_there(self):
+        # The series fixes smoke.death_one_lock (say); stock fails it on
+        # every target, and deviations.txt names it.
+        broken = {t: util.edited(t, "complete/" + t, "ok 3 death_one_lock",
+                                 "not ok 3 death_one_lock") for t in util.TARGET_NAMES}
+        rule = [("smoke.death_one_lock", "fixed by the series: why")]
+        s = self.summary(util.check_matrix(stock=broken), kernels=("series", "stock",
+                                                                   "baseline"),
+                         control=util.CONTROL, deviations=rule)
+        self.assertEqual((s["exit_status"], s["failures"]), (0, []))
+        self.assertEqual((s["expected_failures"], s["counts"][FAIL]), (3, 0))
+        m = util.matrix(util.check_matrix(stock=broken), kernels=("stock",),
+                        deviations=rule)
+        row = util.rows_by_case(m["kernels"]["stock"]["cases"])["smoke.death_one_lock"]
+        self.assertEqual(row["verdict"], "expected to fail here: fixed by the series")
+        self.assertEqual(m["summary"]["exit_status"], 0)
+        # Unnamed, the same failure fails; on the series it always fails.
+        self.assertEqual(self.summary(util.check_matrix(stock=broken),
+                                      kernels=("series", "stock", "baseline"),
+                                      control=util.CONTROL)["exit_status"], 1)
+        on_series = self.summary(util.check_matrix(series=broken),
+                                 kernels=("series", "stock", "baseline"),
+                                 control=util.CONTROL, deviations=rule)
+        self.assertEqual(on_series["exit_status"], 1)
+        self.assertIn("series/i386: smoke.death_one_lock FAIL", on_series["failures"])
+
+    def test_an_expected_failure_on_some_targets_only_is_still_a_failure(self):
+        one = {"i386": util.edited("i386", "complete/i386", "ok 3 death_one_lock",
+                                   "not ok 3 death_one_lock")}
+        s = self.summary(util.check_matrix(stock=one), kernels=("series", "stock",
+                                                                "baseline"),
+                         control=util.CONTROL,
+                         deviations=[("smoke.death_one_lock", "fixed by the series")])
+        self.assertEqual(s["exit_status"], 1)
+
     def test_unavailable_baseline(self):
         runs = util.check_matrix()
         del runs["baseline"]

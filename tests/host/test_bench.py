@@ -1,0 +1,101 @@
+"""bench.py: figures from a boot's records, the two methods side by side,
+and the performance gate on the exact figures."""
+import unittest
+
+from rfmlib import bench, kbuild
+
+
+def records(walk_u, walk_c, no_list, empty_list, user=700, n=2048):
+    """The "# bench" records of one boot, as robust_bench prints them."""
+    recs = [{"path": "machine", "cpu": "QEMU"}]
+    for path, contention, v in (("kernel_walk", "uncontended", walk_u),
+                                ("kernel_walk", "contended", walk_c),
+                                ("kernel_walk", "waiters", 2 * walk_c),
+                                ("user_unlock", "uncontended", user)):
+        for size in (16, n):
+            recs.append({"path": path, "contention": contention, "n": size,
+                         "ns_per_lock": v, "total_ns": v * size})
+    for kind, v in (("no_list", no_list), ("empty_list", empty_list),
+                    ("one_lock", empty_list + 50)):
+        recs.append({"path": "thread_create_exit", "list": kind, "ns": v})
+    return recs
+
+
+def part(series, stock, target="i386"):
+    return bench.summarize_method({"series": {target: series}, "stock": {target: stock}})
+
+
+class Figures(unittest.TestCase):
+    def test_figures_and_ratios(self):
+        f = bench.figures(records(107, 519, 24551, 24687))
+        self.assertEqual((f["n"], f["walk_uncontended_ns"], f["walk_contended_ns"]),
+                         (2048, 107, 519))
+        self.assertEqual(f["empty_vs_no_list"], round(24687 / 24551, 2))
+        p = part(records(107, 519, 24551, 24687), records(176, 588, 24553, 24621))
+        self.assertEqual(p["series_vs_stock"]["i386"]["walk_uncontended_ns"], 0.61)
+
+    def test_both_methods_are_kept_apart_and_compared(self):
+        raw = {"wall": {"series": {"x86_64": records(57, 402, 60100, 60900)},
+                        "stock": {"x86_64": records(124, 531, 58700, 58700)}},
+               "icount": {"series": {"x86_64": records(38, 238, 20000, 20050)},
+                          "stock": {"x86_64": records(63, 262, 20000, 20040)}}}
+        doc = bench.summarize(raw, "tcg")
+        self.assertEqual(set(doc["methods"]), {"wall", "icount"})
+        self.assertEqual(doc["units"], {"wall": "ns", "icount": "instructions"})
+        self.assertEqual(doc["ratios_by_method"]["x86_64"]["walk_uncontended_ns"],
+                         {"wall": 0.46, "icount": 0.6})
+        text = bench.render(doc)
+        self.assertIn("kernel walk, uncontended (instructions/lock) (icount)", text)
+        self.assertIn("kernel walk, uncontended (ns/lock) ", text)
+        self.assertIn("0.46 | 0.6", text)
+
+
+class Gate(unittest.TestCase):
+    def verdicts(self, series, stock):
+        return {check: ok for _, check, _, _, ok in bench.gate(part(series, stock))}
+
+    def test_a_walk_no_dearer_than_stock_passes(self):
+        v = self.verdicts(records(107, 519, 24551, 24611), records(176, 588, 24553, 24621))
+        self.assertEqual(set(v.values()), {True})
+
+    def test_one_instruction_more_than_stock_fails(self):
+        v = self.verdicts(records(177, 519, 24551, 24611), records(176, 588, 24553, 24621))
+        self.assertFalse(v["walk_uncontended <= stock"])
+        self.assertTrue(v["walk_contended <= stock"])
+        v = self.verdicts(records(107, 589, 24551, 24611), records(176, 588, 24553, 24621))
+        self.assertFalse(v["walk_contended <= stock"])
+
+    def test_an_empty_list_costs_a_bounded_number_of_instructions(self):
+        bound = bench.EMPTY_LIST_BOUND
+        ok = self.verdicts(records(1, 1, 1000, 1000 + bound), records(2, 2, 1000, 1000))
+        bad = self.verdicts(records(1, 1, 1000, 1001 + bound), records(2, 2, 1000, 1000))
+        check = "empty list - no list <= %d" % bound
+        self.assertTrue(ok[check])
+        self.assertFalse(bad[check])
+
+    def test_a_missing_figure_fails(self):
+        series = [r for r in records(1, 1, 1, 1) if r.get("contention") != "uncontended"]
+        v = self.verdicts(series, records(2, 2, 1, 1))
+        self.assertFalse(v["walk_uncontended <= stock"])
+
+
+class Warnings(unittest.TestCase):
+    LOG = ("$ make -C /t O=/b ARCH=x86_64 bzImage\n"
+           "/c/src/series/linux-source-6.1/kernel/futex/robust.c:12:3: warning: "
+           "unused variable 'x' [-Wunused-variable]\n"
+           "<stdin>:1519:2: warning: #warning syscall set_robust_list not implemented\n"
+           "vmlinux.o: warning: objtool: futex_exit_robust_list+0x4a: call to "
+           "futex_wake() with UACCESS enabled\n"
+           "  CC      kernel/fork.o\n")
+
+    def test_locations_and_offsets_do_not_make_a_warning_new(self):
+        got = kbuild.build_warnings(self.LOG)
+        self.assertEqual(len(got), 3)
+        moved = self.LOG.replace(":12:3:", ":40:3:").replace("+0x4a", "+0x9c").replace(
+            "/c/src/series/", "/c/src/bisect/")
+        self.assertEqual(kbuild.build_warnings(moved), got)
+        self.assertNotEqual(kbuild.build_warnings(self.LOG.replace("'x'", "'y'")), got)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,156 @@
+"""mutate.py: the catalogue format, and how a mutant's matrix is judged."""
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from rfmlib import config, mutate
+from rfmlib.log import Fatal
+
+from tests.host import util
+
+DIFF = """--- a/kernel/futex/robust.c
++++ b/kernel/futex/robust.c
+@@ -1 +1 @@
+-	if (!IS_ALIGNED((unsigned long)uaddr, sizeof(*uaddr)))
++	if (0)
+"""
+
+
+class Catalogue(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="rfm-mutants-"))
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def write(self, name, header):
+        (self.dir / name).write_text(header + "\n" + DIFF)
+
+    def test_header_fields(self):
+        self.write("walk-align.patch", "Rule: aligned words only\n"
+                   "Expect: death.death_stops_at_misaligned_futex, fuzz.*\n")
+        m = mutate.load_catalogue(self.dir)[0]
+        self.assertEqual((m.name, m.rule, m.expect, m.equivalent),
+                         ("walk-align", "aligned words only",
+                          ("death.death_stops_at_misaligned_futex", "fuzz.*"), ""))
+
+    def test_a_mutant_must_say_what_it_breaks_and_what_catches_it(self):
+        self.write("a.patch", "Expect: x.y\n")
+        with self.assertRaisesRegex(Fatal, "no 'Rule:'"):
+            mutate.load_catalogue(self.dir)
+        self.write("a.patch", "Rule: r\n")
+        with self.assertRaisesRegex(Fatal, "no 'Expect:'"):
+            mutate.load_catalogue(self.dir)
+        self.write("a.patch", "Rule: r\nEquivalent: the same code at -O2\n")
+        self.assertEqual(mutate.load_catalogue(self.dir)[0].equivalent,
+                         "the same code at -O2")
+
+    def test_selection_and_bad_input(self):
+        self.write("a.patch", "Rule: r\nExpect: x\n")
+        self.write("b.patch", "Rule: r\nExpect: x\n")
+        self.assertEqual([m.name for m in mutate.load_catalogue(self.dir, "b")], ["b"])
+        with self.assertRaisesRegex(ValueError, "unknown mutant.*nope"):
+            mutate.load_catalogue(self.dir, "a,nope")
+        with self.assertRaisesRegex(Fatal, "not a directory"):
+            mutate.load_catalogue(self.dir / "missing")
+        (self.dir / "c.patch").write_text("Rule: r\nExpect: x\n")
+        with self.assertRaisesRegex(Fatal, "has no diff"):
+            mutate.load_catalogue(self.dir)
+
+    def test_the_project_catalogue_loads(self):
+        mutants = mutate.load_catalogue(config.REPO / "tests" / "mutants")
+        self.assertGreaterEqual(len(mutants), 1)
+        for m in mutants:
+            self.assertTrue(m.expect or m.equivalent, m.name)
+
+
+def matrix(series_runs):
+    return util.matrix({"series": series_runs, "stock": util.complete_runs()},
+                       kernels=("series", "stock"))
+
+
+M = mutate.Mutant("m", Path("m.patch"), "a rule", ("smoke.death_one_lock",))
+
+
+class Judge(unittest.TestCase):
+    def test_a_green_matrix_means_the_mutant_survived(self):
+        o = mutate.judge(M, matrix(util.complete_runs()), 1.0)
+        self.assertEqual((o.result, o.killers), ("survived", []))
+        self.assertTrue(mutate.failed(o))
+
+    def test_a_failing_case_kills_it_and_is_named_with_its_target(self):
+        o = mutate.judge(M, matrix(util.with_runs(util.complete_runs(), {
+            "i386": util.guest_run("i386", "fail_i386")})), 1.0)
+        self.assertEqual(o.result, "killed")
+        self.assertIn({"case": "smoke.death_one_lock", "target": "i386", "why": "FAIL"},
+                      o.killers)
+        self.assertTrue(o.expected_killer)
+        self.assertFalse(mutate.failed(o))
+
+    def test_a_difference_from_stock_alone_kills_it(self):
+        changed = {t: util.edited(t, "complete/" + t, "errno=EINVAL", "errno=EFAULT")
+                   for t in util.TARGET_NAMES}
+        o = mutate.judge(M, matrix(changed), 1.0)
+        self.assertEqual(o.result, "killed")
+        self.assertEqual({k["case"] for k in o.killers}, {"smoke.set_bad_length"})
+        self.assertFalse(o.expected_killer)
+
+    def test_a_panic_kills_it(self):
+        o = mutate.judge(M, matrix(util.with_runs(util.complete_runs(), {
+            "i386": util.guest_run("i386", "panic", boot="incomplete")})), 1.0)
+        self.assertIn("(console)", {k["case"] for k in o.killers})
+        self.assertIn("(guest run)", {k["case"] for k in o.killers})
+
+    def test_equivalent_mutants(self):
+        eq = mutate.Mutant("e", Path("e.patch"), "r", (), "cannot be told apart")
+        self.assertEqual(mutate.judge(eq, matrix(util.complete_runs()), 1).result,
+                         "equivalent")
+        killed = mutate.judge(eq, matrix(util.with_runs(util.complete_runs(), {
+            "i386": util.guest_run("i386", "fail_i386")})), 1)
+        self.assertEqual(killed.result, "killed (marked equivalent)")
+        self.assertTrue(mutate.failed(killed))
+
+    def test_score_and_report(self):
+        killed = mutate.judge(M, matrix(util.with_runs(util.complete_runs(), {
+            "i386": util.guest_run("i386", "fail_i386")})), 2.0)
+        survived = mutate.judge(M, matrix(util.complete_runs()), 3.0)
+        eq = mutate.judge(mutate.Mutant("e", Path("e.patch"), "r", (), "why"),
+                          matrix(util.complete_runs()), 1.0)
+        self.assertEqual(mutate.score([killed, survived, eq]), (1, 2))
+        text = mutate.render([killed, survived, eq], "cat", 6.0)
+        self.assertIn("mutation score: 1 of 2 killed (50%), 1 equivalent", text)
+        self.assertIn("SURVIVED: m: a rule", text)
+        with tempfile.TemporaryDirectory() as d:
+            mutate.write(Path(d), [killed], "cat", 2.0, {})
+            doc = json.loads((Path(d) / "mutate.json").read_text())
+        self.assertEqual(doc["score"], {"killed": 1, "counted": 1, "percent": 100.0})
+        self.assertEqual(doc["mutants"][0]["result"], "killed")
+
+
+class BisectSmoke(unittest.TestCase):
+    """bisect-check: what smoke must show at each step of the series."""
+
+    def test_the_x86_64_table_is_read_from_the_diffs(self):
+        from rfmlib import cli, tree
+        series = tree.read_series()
+        wired = [cli.x86_64_table_wired(series[:n]) for n in range(len(series) + 1)]
+        self.assertTrue(wired[0])                  # the pristine tree has the calls
+        self.assertFalse(wired[1])                 # patch 1 removes them
+        first = wired.index(True, 1)
+        self.assertFalse(any(wired[1:first]))
+        self.assertTrue(all(wired[first:]))        # once back, they stay
+        self.assertIn("x86_64", series[first - 1].name)
+
+    def test_smoke_verdicts(self):
+        from rfmlib import cli, targets
+        t = targets.target("x86_64")
+        working = util.guest_run("x86_64", "complete/x86_64")
+        enosys = util.guest_run("x86_64", "baseline/x86_64")
+        self.assertTrue(cli.smoke_verdict(working, t, wired=True)[0])
+        self.assertTrue(cli.smoke_verdict(enosys, t, wired=False)[0])
+        self.assertFalse(cli.smoke_verdict(enosys, t, wired=True)[0])
+        self.assertFalse(cli.smoke_verdict(working, t, wired=False)[0])
+
+
+if __name__ == "__main__":
+    unittest.main()

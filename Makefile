@@ -5,9 +5,11 @@
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
 export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG
+export RESULTS KCIDB_ORIGIN
 
 RFM := python3 scripts/rfm
 
+.PHONY: merge
 .PHONY: run check bench fuzz stress fuzz-short stress-short abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
@@ -70,6 +72,11 @@ stress:
 ## report: render out/ again (matrix.txt, matrix.json, junit.xml)
 report:
 	$(RFM) report
+
+## merge: join shard outputs into one matrix, as one run over their union
+## (RESULTS="dir1 dir2 ...", each a run's RFM_OUT; the merge goes to RFM_OUT)
+merge:
+	$(RFM) merge
 
 ## kernels: build (or find in the cache) the kernels only
 kernels:

@@ -108,6 +108,9 @@ def matrix_run(kernels, targets, extra):
             "accel": accel, "kernels": described,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "extra": str(extra or "")}
+    from . import merge
+    meta["provenance"] = merge.provenance(kernels, targets, images, unavailable, initrds,
+                                          kbuild._compiler_ident())
     (out / "run.json").write_text(json.dumps({
         "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
         "unavailable": unavailable,
@@ -139,6 +142,15 @@ def cmd_report(_args):
             runs.setdefault(k, {})[t] = load_guest_run(
                 out / k / t, t, g["status"], g["seconds"], g["detail"], g["programs"])
     return render(runs, state["kernels"], targets, state["unavailable"], state["meta"], out)
+
+
+def cmd_merge(args):
+    """Join shard outputs (RESULTS="dir1 dir2 ...") into RFM_OUT as one run
+    over their union, then render it as `make report` does."""
+    from . import merge
+    merge.join(os.environ.get("RESULTS", "").split(), config.out_dir(),
+               os.environ.get("KERNELS"), os.environ.get("TARGETS"))
+    return cmd_report(args)
 
 
 def cmd_run(args):
@@ -429,7 +441,7 @@ def cmd_deps(_args):
 # on one directory would delete each other's results (a make check during a
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz",
-              "stress", "abi"}
+              "stress", "abi", "merge"}
 
 
 @contextlib.contextmanager
@@ -454,6 +466,8 @@ def main(argv=None):
     p.set_defaults(fn=cmd_run, default_kernels=CHECK_KERNELS)
     sub.add_parser("host-tests").set_defaults(fn=cmd_host_tests)
     sub.add_parser("report").set_defaults(fn=cmd_report)
+    sub.add_parser("merge", help="join shard outputs (RESULTS) into one matrix"
+                   ).set_defaults(fn=cmd_merge)
     sub.add_parser("kernels").set_defaults(fn=cmd_kernels)
     sub.add_parser("shell").set_defaults(fn=cmd_shell)
     sub.add_parser("deps").set_defaults(fn=cmd_deps)

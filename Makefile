@@ -9,7 +9,7 @@ export RESULTS KCIDB_ORIGIN
 
 RFM := python3 scripts/rfm
 
-.PHONY: merge
+.PHONY: merge cache-key
 .PHONY: run check bench fuzz stress fuzz-short stress-short abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
@@ -77,6 +77,11 @@ report:
 ## (RESULTS="dir1 dir2 ...", each a run's RFM_OUT; the merge goes to RFM_OUT)
 merge:
 	$(RFM) merge
+
+## cache-key: print the key of the kernels KERNELS and TARGETS select
+## (for CI caches)
+cache-key:
+	@$(RFM) cache-key
 
 ## kernels: build (or find in the cache) the kernels only
 kernels:

@@ -153,6 +153,23 @@ def cmd_merge(args):
     return cmd_report(args)
 
 
+def cmd_cache_key(args):
+    """The kernel cache key of KERNELS (default: series) on TARGETS."""
+    from . import ci
+    deps.require_commands("gcc")    # the compiler is part of every key
+    kernels = select_kernels(os.environ.get("KERNELS"), DEFAULT_RUN_KERNELS)
+    keys = ci.kernel_keys(kernels, select_targets(os.environ.get("TARGETS")))
+    if args.list:
+        for kernel, kc, key in keys:
+            print("%s/%s %s" % (kernel, kc, key))
+    if args.prune:
+        for key in ci.prune(keys):
+            print("removed %s" % key, file=sys.stderr)
+    if not args.list:
+        print(ci.cache_key(keys))
+    return 0
+
+
 def cmd_run(args):
     default, targets_spec = args.default_kernels, os.environ.get("TARGETS")
     if os.environ.get("BZIMAGE") or os.environ.get("BZIMAGE32"):
@@ -468,6 +485,11 @@ def main(argv=None):
     sub.add_parser("report").set_defaults(fn=cmd_report)
     sub.add_parser("merge", help="join shard outputs (RESULTS) into one matrix"
                    ).set_defaults(fn=cmd_merge)
+    p = sub.add_parser("cache-key", help="the key of the kernels KERNELS and TARGETS select")
+    p.add_argument("--list", action="store_true", help="each kernel's key instead")
+    p.add_argument("--prune", action="store_true",
+                   help="remove every other kernel from $RFM_CACHE/kernels")
+    p.set_defaults(fn=cmd_cache_key)
     sub.add_parser("kernels").set_defaults(fn=cmd_kernels)
     sub.add_parser("shell").set_defaults(fn=cmd_shell)
     sub.add_parser("deps").set_defaults(fn=cmd_deps)

@@ -38,8 +38,10 @@ CASE_STATUS = {PASS: "PASS", FAIL: "FAIL", SKIP: "SKIP", ERROR: "ERROR",
 # that no shard ran, never ran: MISS.
 GUEST_STATUS = {"complete": PASS, "incomplete": ERROR, "timeout": ERROR,
                 "boot-timeout": ERROR, "qemu-error": MISS, "not run": MISS}
-# The console: trouble (panic, oops, warning, lockdep, KASAN) is FAIL.
-CONSOLE_STATUS = {"clean": PASS, "trouble": FAIL}
+# The console: trouble (panic, oops, warning, lockdep, KASAN) is FAIL;
+# clean is PASS only for a guest that ran to the end: one that stopped
+# early was not seen whole (MISS).
+CONSOLE_STATUS = {"clean": PASS, "trouble": FAIL, "unseen": MISS}
 
 MAX_EXCERPT = 16384
 
@@ -183,10 +185,12 @@ def report(matrix):
             if guest["boot"] == "not run":
                 continue
             console = guest.get("console", [])
-            test(kernel, t, TEST_ROOT + ".console",
-                 CONSOLE_STATUS["trouble" if console else "clean"], bid,
-                 comment="%d problem(s) in the kernel log" % len(console) if console
-                 else "clean",
+            seen = ("trouble" if console else "clean" if guest["boot"] == "complete"
+                    else "unseen")
+            test(kernel, t, TEST_ROOT + ".console", CONSOLE_STATUS[seen], bid,
+                 comment={"trouble": "%d problem(s) in the kernel log" % len(console),
+                          "clean": "clean",
+                          "unseen": "not judged: guest %s" % guest["boot"]}[seen],
                  log_excerpt=_excerpt("%s: %s" % (c["kind"], c["line"]) for c in console))
             for row in k.get("cases", []):
                 cell = row["cells"].get(name)
@@ -203,7 +207,7 @@ def report(matrix):
                 if d:
                     misc["vs_stock"] = d["difference"] + (
                         " (deviation: %s)" % d["deviation"] if d["deviation"]
-                        else " (unexpected)")
+                        else " (unexpected)" if d["ok"] is False else "")
                 test(kernel, t, test_path(row["case"]), CASE_STATUS[cell["status"]], bid,
                      comment=cell.get("reason"), log_excerpt=_excerpt(cell.get("diag", [])),
                      misc=misc)

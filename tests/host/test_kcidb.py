@@ -177,6 +177,14 @@ class StatusMapping(unittest.TestCase):
         self.assertEqual(t["status"], "FAIL")
         self.assertIn("Kernel panic", t["log_excerpt"])
 
+    def test_the_console_of_a_guest_that_stopped_early_is_not_a_pass(self):
+        doc = kcidb.report(matrix(util.check_matrix(series={"x86_64-ia32": util.guest_run(
+            "x86_64-ia32", "truncated", boot="incomplete")})))
+        t = the_test(doc, "series", "x86_64-ia32", "robust_futex_matrix.console")
+        self.assertEqual((t["status"], t["comment"]), ("MISS", "not judged: guest incomplete"))
+        self.assertEqual(self.status(doc, "series", "x86_64", "robust_futex_matrix.console"),
+                         "PASS")
+
     def test_skip_and_not_built(self):
         doc = kcidb.report(util.matrix({"series": util.variant_runs()}))
         t = the_test(doc, "series", "i386", "robust_futex_matrix.robust_abi.pi_owner_died")

@@ -5,10 +5,11 @@
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
 export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT
+export RESULTS KCIDB_ORIGIN
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -88,6 +89,16 @@ stress:
 ## report: render out/ again (matrix.txt, matrix.json, junit.xml)
 report:
 	$(RFM) report
+
+## merge: join shard outputs into one matrix, as one run over their union
+## (RESULTS="dir1 dir2 ...", each a run's RFM_OUT; the merge goes to RFM_OUT)
+merge:
+	$(RFM) merge
+
+## cache-key: print the key of the kernels KERNELS and TARGETS select
+## (for CI caches)
+cache-key:
+	@$(RFM) cache-key
 
 ## kernels: build (or find in the cache) the kernels only
 kernels:

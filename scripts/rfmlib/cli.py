@@ -118,6 +118,9 @@ def matrix_run(kernels, targets, extra):
     progress("boot", "%d guest(s), %s, up to %d at a time" % (len(jobs), accel, config.jobs()))
     runs = boot_all(jobs, accel, out)
     meta = run_meta(accel, described, extra)
+    from . import merge
+    meta["provenance"] = merge.provenance(kernels, targets, images, unavailable, initrds,
+                                          kbuild._compiler_ident())
     (out / "run.json").write_text(json.dumps({
         "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
         "unavailable": unavailable,
@@ -149,6 +152,32 @@ def cmd_report(_args):
             runs.setdefault(k, {})[t] = load_guest_run(
                 out / k / t, t, g["status"], g["seconds"], g["detail"], g["programs"])
     return render(runs, state["kernels"], targets, state["unavailable"], state["meta"], out)
+
+
+def cmd_merge(args):
+    """Join shard outputs (RESULTS="dir1 dir2 ...") into RFM_OUT as one run
+    over their union, then render it as `make report` does."""
+    from . import merge
+    merge.join(os.environ.get("RESULTS", "").split(), config.out_dir(),
+               os.environ.get("KERNELS"), os.environ.get("TARGETS"))
+    return cmd_report(args)
+
+
+def cmd_cache_key(args):
+    """The kernel cache key of KERNELS (default: series) on TARGETS."""
+    from . import ci
+    deps.require_commands("gcc")    # the compiler is part of every key
+    kernels = select_kernels(os.environ.get("KERNELS"), DEFAULT_RUN_KERNELS)
+    keys = ci.kernel_keys(kernels, select_targets(os.environ.get("TARGETS")))
+    if args.list:
+        for kernel, kc, key in keys:
+            print("%s/%s %s" % (kernel, kc, key))
+    if args.prune:
+        for key in ci.prune(keys):
+            print("removed %s" % key, file=sys.stderr)
+    if not args.list:
+        print(ci.cache_key(keys))
+    return 0
 
 
 def cmd_run(args):
@@ -642,7 +671,7 @@ def cmd_deps(_args):
 # on one directory would delete each other's results (a make check during a
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz",
-              "stress", "abi", "mutate", "perf-gate"}
+              "stress", "abi", "mutate", "perf-gate", "merge"}
 
 
 @contextlib.contextmanager
@@ -667,6 +696,13 @@ def main(argv=None):
     p.set_defaults(fn=cmd_run, default_kernels=CHECK_KERNELS)
     sub.add_parser("host-tests").set_defaults(fn=cmd_host_tests)
     sub.add_parser("report").set_defaults(fn=cmd_report)
+    sub.add_parser("merge", help="join shard outputs (RESULTS) into one matrix"
+                   ).set_defaults(fn=cmd_merge)
+    p = sub.add_parser("cache-key", help="the key of the kernels KERNELS and TARGETS select")
+    p.add_argument("--list", action="store_true", help="each kernel's key instead")
+    p.add_argument("--prune", action="store_true",
+                   help="remove every other kernel from $RFM_CACHE/kernels")
+    p.set_defaults(fn=cmd_cache_key)
     sub.add_parser("kernels").set_defaults(fn=cmd_kernels)
     sub.add_parser("shell").set_defaults(fn=cmd_shell)
     sub.add_parser("deps").set_defaults(fn=cmd_deps)

@@ -241,6 +241,16 @@ def check_control(rows, rules):
     return results
 
 
+def _no_result(runs, rows_by_kernel, kernel, case, target):
+    """True if `kernel` has no result for `case` on `target`: its guest
+    there never ran, or the case is MISS."""
+    if target not in runs.get(kernel, {}):
+        return True
+    row = next((r for r in rows_by_kernel.get(kernel, []) if r["case"] == case), None)
+    cell = row["cells"].get(target) if row else None
+    return cell is not None and cell["status"] == MISS
+
+
 def build_matrix(runs, targets, kernels, deviations=(), control=(),
                  unavailable=None, meta=None):
     """Everything matrix.json holds, including the exit status."""
@@ -303,17 +313,24 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
     if "series" in rows_by_kernel and "stock" in rows_by_kernel:
         cmp_rows = compare_kernels(rows_by_kernel, "stock", "series", deviations)
         matrix["kernel_comparison"] = cmp_rows
-        failures += ["series vs stock: %s on %s: %s" % (c["case"], c["target"], c["difference"])
-                     for c in cmp_rows if not c["ok"]]
+        for c in cmp_rows:
+            if not c["ok"]:
+                # A side with no result (MISS, or its guest never ran) is
+                # not a difference yet: incomplete, as a MISS cell is.
+                unknown = any(_no_result(runs, rows_by_kernel, k, c["case"], c["target"])
+                              for k in ("series", "stock"))
+                (incomplete if unknown else failures).append("series vs stock: %s on %s: %s" % (
+                    c["case"], c["target"], c["difference"]))
     if "baseline" in kernels:
-        if "baseline" in rows_by_kernel:
+        if "baseline" in rows_by_kernel and runs.get("baseline"):
             ctl = check_control(rows_by_kernel["baseline"], control)
             matrix["control"] = {"available": True, "rules": ctl}
             failures += ["negative control: %s: %s" % (c["rule"], c["detail"])
                          for c in ctl if not c["ok"]]
         else:
             matrix["control"] = {"available": False,
-                                 "reason": unavailable.get("baseline", "")}
+                                 "reason": unavailable.get("baseline",
+                                                           "no baseline guest ran")}
     # The baseline's failures are expected: counted apart, not as failures.
     counts = {s: 0 for s in ktap.STATUSES}
     control_counts = {s: 0 for s in ktap.STATUSES}

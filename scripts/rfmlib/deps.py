@@ -24,6 +24,8 @@ PACKAGES = {
     "libc6-dev-x32": "the x32 ABI (-mx32) in the ABI gate",
     "dwarves": "pahole, for the ABI layout report",
     "rsync": "make headers_install (the ABI gate)",
+    "python3-yaml": "host tests: the CI files are read as CI reads them",
+    "python3-jsonschema": "host tests: kcidb.json against KCIDB's schema",
     config.LINUX_SOURCE_PACKAGE: "the kernel tree",
 }
 

@@ -1,8 +1,10 @@
-"""Render the matrix: matrix.txt (also printed), matrix.json, junit.xml."""
+"""Render the matrix: matrix.txt (also printed), matrix.json, junit.xml,
+kcidb.json (kcidb.py)."""
 import json
 import re
 import xml.etree.ElementTree as ET
 
+from . import kcidb
 from .compare import NA
 
 STATUS_SHOWN = {"PASS": "PASS", "FAIL": "FAIL", "SKIP": "skip", "ERROR": "ERROR",
@@ -202,4 +204,5 @@ def write_all(matrix, out):
     (out / "matrix.json").write_text(json.dumps(matrix, indent=1) + "\n")
     junit = render_junit(matrix)
     (out / "junit.xml").write_text(junit)
+    (out / "kcidb.json").write_text(json.dumps(kcidb.report(matrix), indent=1) + "\n")
     return text + closing_line(junit) + "\n"

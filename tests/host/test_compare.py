@@ -425,6 +425,44 @@ class ExitStatus(unittest.TestCase):
         self.assertEqual(m["summary"]["exit_status"], 0)
 
 
+class MissingResults(unittest.TestCase):
+    """What never ran is incomplete (exit 2), never a difference or a pass."""
+
+    def summary(self, runs, **kwargs):
+        return util.matrix(runs, kernels=("series", "stock", "baseline"),
+                           control=util.CONTROL, **kwargs)
+
+    def test_stock_not_run_on_a_target_leaves_its_comparisons_incomplete(self):
+        runs = util.check_matrix()
+        del runs["stock"]["i386"]
+        m = self.summary(runs)
+        s = m["summary"]
+        self.assertEqual((s["exit_status"], s["failures"]), (2, []))
+        self.assertIn("series vs stock: smoke.death_one_lock on i386: missing on stock",
+                      s["incomplete"])
+        self.assertIn("stock/i386 not run", s["incomplete"])
+
+    def test_a_miss_on_stock_is_not_a_difference_yet(self):
+        m = self.summary(util.check_matrix(stock={"x86_64-ia32": util.guest_run(
+            "x86_64-ia32", "truncated", boot="incomplete")}))
+        s = m["summary"]
+        self.assertEqual((s["exit_status"], s["failures"]), (2, []))
+        self.assertIn("series vs stock: smoke.death_one_lock on x86_64-ia32: "
+                      "status PASS vs MISS", s["incomplete"])
+
+    def test_a_real_difference_next_to_a_missing_target_still_fails(self):
+        runs = util.check_matrix(series={"i386": util.guest_run("i386", "fail_i386")})
+        del runs["stock"]["x86_64"]
+        self.assertEqual(self.summary(runs)["summary"]["exit_status"], 1)
+
+    def test_a_baseline_that_never_ran_proves_nothing(self):
+        runs = util.check_matrix()
+        runs["baseline"] = {}
+        m = self.summary(runs)
+        self.assertEqual(m["control"], {"available": False, "reason": "no baseline guest ran"})
+        self.assertEqual((m["summary"]["exit_status"], m["summary"]["failures"]), (2, []))
+
+
 class LoadGuestRun(unittest.TestCase):
     def test_guest_that_left_nothing(self):
         with tempfile.TemporaryDirectory() as d:

@@ -102,3 +102,42 @@ def check_matrix(**replace_by_kernel):
     for kernel, replacements in replace_by_kernel.items():
         runs[kernel] = with_runs(runs[kernel], replacements)
     return runs
+
+
+# Where Debian installs python3-* packages (python3-yaml, python3-jsonschema,
+# in deps.PACKAGES). `python3` may be another interpreter (pyenv, a venv)
+# that does not look there; the tests that need these modules find them
+# there as a last resort, after whatever the interpreter has itself.
+DEBIAN_DIST_PACKAGES = "/usr/lib/python3/dist-packages"
+
+
+def debian_module(name):
+    """Import `name`, from Debian's dist-packages if the interpreter lacks it."""
+    import importlib
+    import sys
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if DEBIAN_DIST_PACKAGES not in sys.path:
+            sys.path.append(DEBIAN_DIST_PACKAGES)
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            raise AssertionError("Python module %s is missing: `make deps` installs "
+                                 "Debian's python3-%s" % (name, name.lower())) from None
+
+
+def provenance(target_names=TARGET_NAMES, kernels=("series", "stock", "baseline")):
+    """What a run records of its inputs in meta["provenance"], made up: two
+    patches, a kernel key per kernel and config, an initramfs per ABI."""
+    patches = [{"name": "%04d-x.patch" % n, "sha256": "%064x" % n} for n in (1, 2)]
+    chosen = [targets.target(t) for t in target_names]
+    kconfigs = sorted({t.kconfig for t in chosen})
+    users = sorted({t.userland for t in chosen})
+    return {"tree": {"package": "linux-source-6.1", "version": "6.1.192-3", "linux": "6.1.192"},
+            "series": {"key": "5e71e5", "patches": patches},
+            "kernels": {k: {kc: {"key": "%s-%s-key" % (k, kc), "compiler": "gcc 12"}
+                            for kc in kconfigs} for k in kernels},
+            "patches": {"series": patches, "stock": [], "baseline": patches[:1]},
+            "initramfs": {u: "%s-cpio" % u for u in users},
+            "source": "c0ffee"}

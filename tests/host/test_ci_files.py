@@ -1,0 +1,161 @@
+"""The CI definitions (.gitlab-ci.yml, .github/workflows/matrix.yml) against
+the one target table: a shard job per target, the kernels every target
+boots, a merge of every shard, the kernel cache keyed by `rfm cache-key`.
+A target added to scripts/rfmlib/targets.py and forgotten here fails."""
+import unittest
+
+from rfmlib import config
+from rfmlib.targets import CHECK_KERNELS, TARGETS
+
+from tests.host import util
+
+GITLAB = config.REPO / ".gitlab-ci.yml"
+GITHUB = config.REPO / ".github" / "workflows" / "matrix.yml"
+TABLE = [t.name for t in TARGETS]
+KCONFIG_OF = {t.name: t.kconfig for t in TARGETS}
+# Top-level keys of a GitLab file that are not jobs.
+GITLAB_GLOBAL = {"stages", "variables", "default", "workflow", "include", "image",
+                 "services", "cache", "before_script", "after_script"}
+
+
+def load(path):
+    return util.debian_module("yaml").safe_load(path.read_text())
+
+
+def split(spec):
+    return [s for s in str(spec).replace(",", " ").split() if s]
+
+
+def gitlab_jobs():
+    """{name: job} of the GitLab file, `extends` applied (variables merged)."""
+    doc = load(GITLAB)
+
+    def resolved(name):
+        job = dict(doc[name])
+        parents = job.pop("extends", [])
+        merged = {}
+        for parent in [parents] if isinstance(parents, str) else parents:
+            merged.update(resolved(parent))
+        variables = dict(merged.get("variables", {}), **job.get("variables", {}))
+        merged.update(job)
+        merged["variables"] = variables
+        return merged
+
+    return doc, {n: resolved(n) for n in doc
+                 if n not in GITLAB_GLOBAL and not n.startswith(".")}
+
+
+def script_text(job):
+    return "\n".join(job.get("script", []))
+
+
+def steps_text(job):
+    return "\n".join(str(s.get("run", "")) + str(s.get("uses", "")) + str(s.get("with", ""))
+                     for s in job["steps"])
+
+
+class GitLab(unittest.TestCase):
+    def setUp(self):
+        self.doc, self.jobs = gitlab_jobs()
+        self.by_stage = {}
+        for name, job in self.jobs.items():
+            self.by_stage.setdefault(job.get("stage"), {})[name] = job
+
+    def test_a_shard_job_per_target_of_the_table(self):
+        shards = [split(j["variables"].get("TARGETS")) for j in self.by_stage["shards"].values()]
+        self.assertTrue(all(len(s) == 1 for s in shards), shards)
+        got = [s[0] for s in shards]
+        self.assertEqual(sorted(got), sorted(TABLE),
+                         "%s: one shard job per target in targets.TARGETS" % GITLAB.name)
+
+    def test_each_shard_has_its_own_output_directory(self):
+        outs = [j["variables"]["RFM_OUT"] for j in self.by_stage["shards"].values()]
+        self.assertTrue(all("$TARGETS" in o for o in outs), outs)
+        self.assertTrue(all("matrix-check" in script_text(j)
+                            for j in self.by_stage["shards"].values()))
+
+    def test_kernel_jobs_build_every_kernel_each_target_boots(self):
+        self.assertEqual(split(self.doc["variables"]["KERNELS"]), list(CHECK_KERNELS))
+        kernel_jobs = self.by_stage["kernels"]
+        built = {}
+        for name, job in kernel_jobs.items():
+            targets = split(job["variables"]["TARGETS"])
+            kconfigs = {KCONFIG_OF[t] for t in targets}
+            self.assertEqual(len(kconfigs), 1, "%s builds one kernel config" % name)
+            (variants,) = job["parallel"]["matrix"]
+            self.assertEqual(variants["KERNELS"], list(CHECK_KERNELS), name)
+            for t in targets:
+                built[t] = name
+        self.assertEqual(sorted(built), sorted(TABLE))
+        for name, job in self.by_stage["shards"].items():
+            (target,) = split(job["variables"]["TARGETS"])
+            self.assertIn(built[target], job["needs"], "%s needs its kernels" % name)
+
+    def test_kernel_cache_is_pruned_to_the_cache_key(self):
+        for name, job in self.by_stage["kernels"].items():
+            self.assertEqual(job["cache"]["paths"], ["rfm-cache/kernels/"], name)
+            self.assertEqual(self.doc["variables"]["RFM_CACHE"], "rfm-cache")
+            self.assertIn("$(python3 scripts/rfm cache-key)", script_text(job))
+            self.assertIn("rfm cache-key --prune", script_text(job))
+            self.assertEqual(job["artifacts"]["paths"], ["rfm-cache/kernels/"])
+
+    def test_the_merge_needs_every_shard_and_publishes_junit(self):
+        (merge,) = self.by_stage["merge"].values()
+        self.assertEqual(sorted(merge["needs"]), sorted(self.by_stage["shards"]))
+        self.assertEqual(merge["when"], "always")
+        self.assertIn("RESULTS=\"$(echo out/shard-*)\" RFM_OUT=out/matrix python3 "
+                      "scripts/rfm merge", script_text(merge))
+        self.assertEqual(merge["artifacts"]["reports"]["junit"], "out/matrix/junit.xml")
+        for job in self.by_stage["shards"].values():
+            self.assertEqual(job["artifacts"]["when"], "always")
+
+
+class GitHub(unittest.TestCase):
+    def setUp(self):
+        self.doc = load(GITHUB)
+        self.jobs = self.doc["jobs"]
+
+    def test_a_shard_job_per_target_of_the_table(self):
+        got = self.jobs["shard"]["strategy"]["matrix"]["target"]
+        self.assertEqual(sorted(got), sorted(TABLE),
+                         "%s: one shard per target in targets.TARGETS" % GITHUB.name)
+        self.assertEqual(self.jobs["shard"]["env"]["RFM_OUT"], "out/shard-${{ matrix.target }}")
+        self.assertIn("rfm matrix-check", steps_text(self.jobs["shard"]))
+
+    def test_kernel_jobs_build_every_kernel_each_target_boots(self):
+        self.assertEqual(split(self.doc["env"]["KERNELS"]), list(CHECK_KERNELS))
+        matrix = self.jobs["kernels"]["strategy"]["matrix"]
+        self.assertEqual(matrix["kernel"], list(CHECK_KERNELS))
+        built = []
+        for config in matrix["config"]:
+            targets = split(config["targets"])
+            self.assertEqual({KCONFIG_OF[t] for t in targets}, {config["name"]})
+            built += targets
+        self.assertEqual(sorted(built), sorted(TABLE))
+        self.assertEqual(self.jobs["shard"]["needs"], "kernels")
+
+    def test_kernel_cache_is_keyed_by_cache_key(self):
+        steps = self.jobs["kernels"]["steps"]
+        (key,) = [s for s in steps if s.get("id") == "key"]
+        self.assertIn("$(python3 scripts/rfm cache-key)", key["run"])
+        (cache,) = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]
+        self.assertIn("${{ steps.key.outputs.key }}", cache["with"]["key"])
+        self.assertEqual(cache["with"]["path"], "rfm-cache/kernels")
+        self.assertEqual(self.doc["env"]["RFM_CACHE"], "rfm-cache")
+        self.assertLess(steps.index(key), steps.index(cache))
+
+    def test_the_merge_needs_every_shard_and_publishes_the_matrix(self):
+        merge = self.jobs["merge"]
+        self.assertEqual((merge["needs"], merge["if"]), ("shard", "${{ !cancelled() }}"))
+        text = steps_text(merge)
+        self.assertIn("RESULTS=\"$(echo out/shard-*)\" RFM_OUT=out/matrix python3 "
+                      "scripts/rfm merge", text)
+        self.assertIn("'path': 'out/matrix/'", text)
+        uploads = [s for s in self.jobs["shard"]["steps"]
+                   if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+        self.assertEqual([(s["if"], s["with"]["path"]) for s in uploads],
+                         [("${{ !cancelled() }}", "out/")])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,8 +1,8 @@
 """Commands behind the Makefile: run, check, report, kernels, shell, deps.
 
 Knobs come from the environment (the Makefile passes its variables on):
-KERNELS, TARGETS, EXTRA, V, ACCEL, JOBS, RFM_CACHE, RFM_OUT, BOOT_TIMEOUT,
-RUN_TIMEOUT, TARGET/KERNEL (shell).
+KERNELS, TARGETS, EXTRA, LIBC, PROGRAM_TIMEOUT, V, ACCEL, JOBS, RFM_CACHE,
+RFM_OUT, BOOT_TIMEOUT, RUN_TIMEOUT, TARGET/KERNEL (shell).
 """
 import argparse
 import concurrent.futures
@@ -54,12 +54,29 @@ def build_kernels(kernels, targets):
     return images, unavailable, described
 
 
-def boot_all(jobs, accel, out):
+def libc_mode():
+    """LIBC=static|shared: how the project's robust-mutex programs link."""
+    value = os.environ.get("LIBC") or "static"
+    if value not in guest.LIBC_MODES:
+        raise ValueError("LIBC=%s: want %s" % (value, " or ".join(guest.LIBC_MODES)))
+    return value
+
+
+def program_timeout():
+    """PROGRAM_TIMEOUT=seconds: each guest program's limit (init's rfm.timeout)."""
+    value = os.environ.get("PROGRAM_TIMEOUT") or "300"
+    if not value.isdigit() or int(value) == 0:
+        raise ValueError("PROGRAM_TIMEOUT=%s: want a whole number of seconds > 0"
+                         % value)
+    return int(value)
+
+
+def boot_all(jobs, accel, out, append=""):
     """Boot (kernel, target, image, initramfs, programs) jobs in parallel."""
     def one(job):
         kernel, t, image, initrd, programs = job
         d = out / kernel / t.name
-        b = qemu.boot(t, image / "bzImage", initrd, d, accel)
+        b = qemu.boot(t, image / "bzImage", initrd, d, accel, append=append)
         progress("boot", "%s/%s: %s in %.1fs%s" % (
             kernel, t.name, b.status, b.seconds, " (%s)" % b.detail if b.detail else ""))
         return kernel, t, b, programs
@@ -85,15 +102,18 @@ def load_guest_run(d, target_name, status, seconds, detail, programs):
 
 
 def matrix_run(kernels, targets, extra):
+    libc, timeout = libc_mode(), program_timeout()
     deps.ensure()
     out = config.out_dir()
     pristine = tree.pristine_tree()
     images, unavailable, described = build_kernels(kernels, targets)
-    initrds = {}
+    initrds, libcs = {}, {}
     for t in targets:
         if t.userland not in initrds:
-            cpio, tests, extras = guest.build_initramfs(pristine, t.user, extra)
+            cpio, tests, extras = guest.build_initramfs(pristine, t.user, extra,
+                                                        libc=libc)
             initrds[t.userland] = (cpio, tests + extras)
+            libcs[t.userland] = guest.libc_used(t.user, libc)
     jobs = [(k, t, images[(k, t.kconfig)]) + initrds[t.userland]
             for k in kernels if k not in unavailable for t in targets]
     accel = "tcg"
@@ -103,11 +123,12 @@ def matrix_run(kernels, targets, extra):
     for k in kernels:
         shutil.rmtree(out / k, ignore_errors=True)
     progress("boot", "%d guest(s), %s, up to %d at a time" % (len(jobs), accel, config.jobs()))
-    runs = boot_all(jobs, accel, out)
+    runs = boot_all(jobs, accel, out, append="rfm.timeout=%d" % timeout)
     meta = {"tree": "%s %s" % (config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION),
             "accel": accel, "kernels": described,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "extra": str(extra or "")}
+            "extra": str(extra or ""), "program_timeout": timeout,
+            "libc": {t.name: libcs[t.userland] for t in targets}}
     (out / "run.json").write_text(json.dumps({
         "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
         "unavailable": unavailable,
@@ -182,7 +203,8 @@ def cmd_shell(_args):
     if unavailable:
         raise Fatal("%s: %s" % (kernel, unavailable[kernel]))
     cpio, _, _ = guest.build_initramfs(tree.pristine_tree(), t.user,
-                                       os.environ.get("EXTRA") or None)
+                                       os.environ.get("EXTRA") or None,
+                                       libc=libc_mode())
     accel = os.environ.get("ACCEL") or "tcg"
     cmd = qemu.qemu_command(t, images[(kernel, t.kconfig)] / "bzImage", cpio,
                             accel, "shell", None, None)

@@ -34,6 +34,21 @@ def gcc(out, source, *flags, link=()):
     return Path(out) if r.returncode == 0 else None
 
 
+def resolve_in_image(closure, path):
+    """Where `path` leads in the image a Closure describes, or None."""
+    parts = path.strip("/").split("/")
+    current = ""
+    for i, part in enumerate(parts):
+        here = current + "/" + part
+        if here in closure.links:
+            target = os.path.normpath(os.path.join(current or "/", closure.links[here]))
+            return resolve_in_image(closure, "/".join([target] + parts[i + 1:]))
+        if i < len(parts) - 1 and here not in closure.dirs:
+            return None
+        current = here
+    return current
+
+
 class Built(unittest.TestCase):
     """Programs compiled once per class in a temporary directory."""
 
@@ -123,6 +138,11 @@ class Libraries(Built):
                 # The loader's real file is in, and every link to it.
                 self.assertIn(os.path.realpath(interp), c.files)
                 spec = "\n".join(c.cpio_spec())
+                # The paths the guest's loader opens lead to the files
+                # through the image's own links (/lib/ld-linux.so.2 ->
+                # /lib32/ld-linux.so.2, /lib32 -> usr/lib32).
+                for path in (interp, c.libc):
+                    self.assertIn(resolve_in_image(c, path), c.files)
                 for link, target in c.links.items():
                     self.assertEqual(os.readlink(link), target)
                     self.assertIn("slink %s %s " % (link, target), spec)

@@ -369,6 +369,23 @@ class ProgramsThatNeverRan(unittest.TestCase):
         self.assertEqual(row["cells"]["i386"]["reason"], "not run (guest run timeout)")
         self.assertFalse(row["agree"])
 
+    def test_real_guest_cut_off_during_a_hung_program(self):
+        programs = ("a_hang", "compat_int80", "death", "glibc", "smoke", "syscall",
+                    "zz_last")
+        run = util.guest_run("x86_64", "cut_off", boot="timeout", programs=programs)
+        m = compare.build_matrix({"series": {"x86_64": run}}, (targets.target("x86_64"),),
+                                 ["series"])
+        got = util.rows_by_case(m["kernels"]["series"]["cases"])
+        self.assertEqual(sorted(got), list(programs))
+        self.assertEqual(got["a_hang"]["cells"]["x86_64"]["reason"],
+                         "started; the log ends before its result")
+        for name in programs[1:]:
+            self.assertEqual(got[name]["cells"]["x86_64"],
+                             {"status": MISS, "reason": "not run (guest run timeout)",
+                              "obs": {}, "diag": []})
+        self.assertEqual(m["summary"]["exit_status"], 2)
+        self.assertEqual(m["summary"]["counts"][MISS], 7)
+
     def test_every_target_cut_off(self):
         runs = {t: util.guest_run_from_text(t, "", boot="boot-timeout",
                                             programs=("smoke", "zz_after_smoke"))

@@ -216,7 +216,7 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
         spec.append("file /tests/%s %s 0755 0 0" % (name, path))
     library_path = ":".join(closure.library_path)
     key = _hash_files([programs / "init", bb] + [p for _, p in tests + extras]
-                      + [Path(f) for f in sorted(closure.files)],
+                      + [Path(f) for f in closure.host_files()],
                       user.name + suite + "\n".join(spec) + library_path)
     cpio = config.cache_dir() / "initramfs" / ("%s-%s.cpio" % (user.name, key))
     result = cpio, [n for n, _ in tests], [n for n, _ in extras]
@@ -236,5 +236,5 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
     Path(str(cpio) + ".tmp").rename(cpio)
     progress("initramfs", "%s: %d %s program(s)%s%s" % (
         user.name, len(tests), suite, ", %d extra" % len(extras) if extras else "",
-        ", %d shared librar(ies)" % len(closure.files) if closure.files else ""))
+        ", %d shared librar(ies)" % len(closure.host_files()) if closure.host_files() else ""))
     return result

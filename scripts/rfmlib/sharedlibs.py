@@ -4,11 +4,14 @@ For each program: its interpreter (PT_INTERP) and, transitively, every
 library it needs (DT_NEEDED), found on the host for the program's ABI as
 its loader would find them: DT_RPATH (when there is no DT_RUNPATH), then
 DT_RUNPATH, then the ABI's directories (targets.Userland.lib_dirs). Each
-file keeps its host path in the initramfs, and every symbolic link on the
-way (/lib32 -> usr/lib32 on a merged-/usr host, /lib/ld-linux.so.2 ->
-/lib32/ld-linux.so.2) is copied as a link, so the loader sees the same
-tree. The guest has no ld.so.cache: the directories the libraries came
-from become the programs' LD_LIBRARY_PATH (init reads /etc/rfm-library-path).
+system library keeps its host path in the initramfs, and every symbolic
+link on the way (/lib32 -> usr/lib32 on a merged-/usr host,
+/lib/ld-linux.so.2 -> /lib32/ld-linux.so.2) is copied as a link, so the
+loader sees the same tree. A library found through RPATH or RUNPATH (the
+user's own, often beside the program, where $ORIGIN means nothing in the
+guest, or under /tmp, which the guest mounts over) goes to USER_LIB_DIR
+instead. The guest has no ld.so.cache: the directories the libraries are
+in become the programs' LD_LIBRARY_PATH (init reads /etc/rfm-library-path).
 
 A library that cannot be found stops the run with the Debian package
 that provides it: from the table below for glibc and the gcc runtime,
@@ -39,6 +42,7 @@ GCC_RUNTIME = {"libgcc_s.so.1": "gcc-s1", "libstdc++.so.6": "stdc++6",
 # glibc loads libgcc_s at run time (pthread_exit, pthread_cancel unwind
 # with it): not in DT_NEEDED, so it is added to a closure holding libc.
 LIBC_DLOPENS = ("libgcc_s.so.1",)
+USER_LIB_DIR = "/usr/local/lib/rfm"
 
 
 class MissingLibrary(Fatal):
@@ -72,6 +76,7 @@ class Closure:
     def __init__(self, user):
         self.user = user
         self.dirs, self.links, self.files = set(), {}, set()
+        self.user_libs = {}        # {path in the image: host path}
         self.library_path = []     # directories libraries were found in
         self.libc = None           # the host path of libc.so.6, if needed
 
@@ -102,15 +107,27 @@ class Closure:
                     find_library(soname, self.user, obj.rpath, obj.runpath, origin))
             if path is None:
                 raise MissingLibrary(self._missing(soname, label))
-            if "/" not in soname:
-                directory = os.path.dirname(path)
-                if directory not in self.library_path:
-                    self.library_path.append(directory)
+            directory = os.path.dirname(path)
+            if "/" not in soname and directory not in self.user.lib_dirs:
+                self._add_user_lib(path, label)
+                directory = USER_LIB_DIR
+            else:
+                self._add_path(path)
+            if "/" not in soname and directory not in self.library_path:
+                self.library_path.append(directory)
             if soname == "libc.so.6" and self.libc is None:
                 self.libc = path
-            self._add_path(path)
             lib = elfreader.read(path)
             self._add_needed(lib, os.path.dirname(path), label, seen)
+
+    def _add_user_lib(self, path, label):
+        image = os.path.join(USER_LIB_DIR, os.path.basename(path))
+        real = os.path.realpath(path)
+        if self.user_libs.setdefault(image, real) != real:
+            raise Fatal("%s: two different libraries would be %s: %s and %s" % (
+                label, image, self.user_libs[image], real))
+        parts = PurePosixPath(USER_LIB_DIR).parts[1:]
+        self.dirs.update("/" + "/".join(parts[:i + 1]) for i in range(len(parts)))
 
     def _add_path(self, path):
         """Record `path` with every symbolic link met on the way."""
@@ -145,9 +162,13 @@ class Closure:
         """gen_init_cpio lines: directories (parents first), links, files."""
         lines = ["dir %s 0755 0 0" % d for d in sorted(self.dirs)]
         lines += ["slink %s %s 0777 0 0" % (l, t) for l, t in sorted(self.links.items())]
-        lines += ["file %s %s %o 0 0" % (f, f, os.stat(f).st_mode & 0o777 or 0o644)
-                  for f in sorted(self.files)]
+        files = sorted([(f, f) for f in self.files] + list(self.user_libs.items()))
+        lines += ["file %s %s %o 0 0" % (image, host, os.stat(host).st_mode & 0o777)
+                  for image, host in files]
         return lines
+
+    def host_files(self):
+        return sorted(self.files | set(self.user_libs.values()))
 
 
 def package_for(soname, user):

@@ -163,8 +163,32 @@ class Libraries(Built):
                   "-Wl,-soname,libanswer.so.1")
         prog = gcc(d / "prog", USES_LIBRARY, "-Wl,-rpath,$ORIGIN/lib", link=[str(lib)])
         c = self.closure("lp64", prog)
-        self.assertIn(str(lib), c.files)
-        self.assertIn(str(d / "lib"), c.library_path)
+        # Not at its host path ($ORIGIN is /tests in the guest; /tmp is
+        # mounted over): in the one directory for users' libraries.
+        self.assertEqual(c.user_libs, {"/usr/local/lib/rfm/libanswer.so.1": str(lib)})
+        self.assertNotIn(str(lib), c.files)
+        self.assertIn("file /usr/local/lib/rfm/libanswer.so.1 %s 755 0 0" % lib,
+                      c.cpio_spec())
+        self.assertIn("dir /usr/local/lib/rfm 0755 0 0", c.cpio_spec())
+        self.assertEqual(c.library_path[0], "/usr/local/lib/rfm")
+        self.assertIn(os.path.dirname(c.libc), c.library_path)
+
+    def test_two_user_libraries_of_one_name_are_refused(self):
+        self.need("lp64")
+        d = self.fresh_dir()
+        for sub, source in (("a", LIBRARY), ("b", LIBRARY.replace("42", "41"))):
+            (d / sub).mkdir()
+            gcc(d / sub / "libanswer.so.1", source, "-shared", "-fPIC",
+                "-Wl,-soname,libanswer.so.1")
+        c = sharedlibs.Closure(USERS["lp64"])
+        for sub in ("a", "b"):
+            prog = gcc(d / ("prog" + sub), USES_LIBRARY, "-Wl,-rpath,%s" % (d / sub),
+                       link=[str(d / sub / "libanswer.so.1")])
+            if sub == "a":
+                c.add_program(prog, "proga")
+        with self.assertRaisesRegex(Fatal, "two different libraries would be "
+                                           "/usr/local/lib/rfm/libanswer.so.1"):
+            c.add_program(prog, "progb")
 
     def test_wrong_abi_copy_is_not_taken(self):
         """A 64-bit libanswer beside a 32-bit program is not its library."""

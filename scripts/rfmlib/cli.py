@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
-from .log import Fatal, progress
+from .log import Fatal, progress, warn
 from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
                       KERNEL_VARIANTS, select_kernels, select_targets, target)
 
@@ -103,6 +103,10 @@ def load_guest_run(d, target_name, status, seconds, detail, programs):
 
 def matrix_run(kernels, targets, extra):
     libc, timeout = libc_mode(), program_timeout()
+    if timeout >= qemu.RUN_TIMEOUT:
+        warn("PROGRAM_TIMEOUT=%d is not below RUN_TIMEOUT=%d: one hung program "
+             "ends the guest, and the programs after it are reported as not run"
+             % (timeout, qemu.RUN_TIMEOUT))
     deps.ensure()
     out = config.out_dir()
     pristine = tree.pristine_tree()

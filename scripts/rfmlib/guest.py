@@ -77,7 +77,10 @@ def build_programs(user, suite="tests", libc="static"):
     flags = CFLAGS + [user.cflag, "-I", str(config.REPO / "tests" / "include")]
     for name, src, dst in ([("init", init_src, out / "init")]
                            + [(n, s, out / "tests" / n) for n, s in tests]):
-        link = [f for f in flags if name not in shared or f != "-static"]
+        if name in shared:
+            link = [f for f in flags if f != "-static"]
+        else:
+            link = flags
         r = subprocess.run(["gcc"] + link + ["-o", str(dst), str(src), "-lpthread"],
                            capture_output=True, text=True)
         if r.returncode != 0:

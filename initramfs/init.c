@@ -54,6 +54,7 @@
 #define RESULTS_PORT	"/dev/ttyS1"
 #define CONSOLE_PORT	"/dev/ttyS0"
 #define LIBRARY_PATH_FILE	"/etc/rfm-library-path"
+#define PF_KTHREAD	0x00200000	/* the kernel's per-task flag */
 #define COMPLETE_MARKER	"# rfm-complete"
 
 static FILE *results;
@@ -228,8 +229,8 @@ static int list_others(char *buf, size_t size)
 		return 0;
 	while ((de = readdir(dir))) {
 		char path[64], stat[512], comm[64], state;
+		char *open_paren, *close_paren;
 		unsigned long flags;
-		char *close_paren;
 		ssize_t n;
 		int fd, pid;
 
@@ -248,16 +249,16 @@ static int list_others(char *buf, size_t size)
 			continue;
 		stat[n] = '\0';
 		/* pid (comm) state ppid pgrp session tty tpgid flags */
+		open_paren = strchr(stat, '(');
 		close_paren = strrchr(stat, ')');
-		if (!close_paren || sscanf(close_paren + 2,
-					   "%c %*d %*d %*d %*d %*d %lu",
-					   &state, &flags) != 2)
+		if (!open_paren || !close_paren || close_paren < open_paren ||
+		    sscanf(close_paren + 2, "%c %*d %*d %*d %*d %*d %lu",
+			   &state, &flags) != 2)
 			continue;
-		if ((flags & 0x00200000) || state == 'Z')	/* PF_KTHREAD */
+		if ((flags & PF_KTHREAD) || state == 'Z')
 			continue;
 		snprintf(comm, sizeof(comm), "%.*s",
-			 (int)(close_paren - strchr(stat, '(') - 1),
-			 strchr(stat, '(') + 1);
+			 (int)(close_paren - open_paren - 1), open_paren + 1);
 		if (used < size)
 			used += snprintf(buf + used, size - used, "%s%s[%d]",
 					 count ? " " : "", comm, pid);

@@ -1,8 +1,9 @@
 # robust-futex-matrix: the entry points. The work is done by scripts/rfm;
-# these targets only name it. Variables (KERNELS, TARGETS, EXTRA, V, ACCEL,
-# JOBS, TARGET, KERNEL, RFM_CACHE, RFM_OUT) are passed through the
-# environment.
+# these targets only name it. Variables (KERNELS, TARGETS, EXTRA, LIBC,
+# PROGRAM_TIMEOUT, V, ACCEL, JOBS, TARGET, KERNEL, RFM_CACHE, RFM_OUT) are
+# passed through the environment.
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
+export LIBC PROGRAM_TIMEOUT
 export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
 export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT
 export RESULTS KCIDB_ORIGIN

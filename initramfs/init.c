@@ -6,9 +6,12 @@
  * name, each with a timeout and in its own session), and reports KTAP on
  * the results port: the second serial port, so that kernel messages on
  * the console can never interleave with results. Each program's own KTAP
- * is nested as a subtest. The last line is the completion marker the host
- * waits for; anything short of it is an incomplete run. Then it reboots,
- * which QEMU (-no-reboot) turns into an exit.
+ * is nested as a subtest. After each program every other process is
+ * ended, so nothing one program started can touch the next; a program
+ * that left processes behind fails, naming them. The last line is the
+ * completion marker the host waits for; anything short of it is an
+ * incomplete run. Then it reboots, which QEMU (-no-reboot) turns into an
+ * exit.
  *
  * Kernel command line:
  *	rfm.mode=tests|shell|probe	(default tests)
@@ -20,9 +23,15 @@
  *	rfm.target=NAME			echoed into the report
  *
  * Built once per word size: the 32-bit build is the init of the ia32 and
- * i386 targets, so their whole user space is 32-bit.
+ * i386 targets, so their whole user space is 32-bit. Always static: the
+ * image may hold shared libraries for the programs, never for init.
+ *
+ * /etc/rfm-library-path, when the image has one, becomes the programs'
+ * LD_LIBRARY_PATH: the guest has no ld.so.cache, so this is how the
+ * loader finds libraries the host found through its own cache.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +54,8 @@
 #define TESTS_DIR	"/tests"
 #define RESULTS_PORT	"/dev/ttyS1"
 #define CONSOLE_PORT	"/dev/ttyS0"
-#define MAX_TESTS	256
+#define LIBRARY_PATH_FILE	"/etc/rfm-library-path"
+#define PF_KTHREAD	0x00200000	/* the kernel's per-task flag */
 #define COMPLETE_MARKER	"# rfm-complete"
 
 static FILE *results;
@@ -161,22 +171,34 @@ static int selected(const char *name, const char *only)
 	return 0;
 }
 
-static int list_tests(char **names)
+/* Every program in /tests (or those of rfm.only=), sorted; no fixed limit. */
+static int list_tests(char ***names)
 {
 	DIR *dir = opendir(TESTS_DIR);
 	const char *only = cmdline_get("rfm.only", "");
 	struct dirent *de;
-	int n = 0;
+	int n = 0, room = 0;
 
+	*names = NULL;
 	if (!dir)
 		return 0;
-	while ((de = readdir(dir)) && n < MAX_TESTS) {
+	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.' || !selected(de->d_name, only))
 			continue;
-		names[n++] = strdup(de->d_name);
+		if (n == room) {
+			room = room ? 2 * room : 64;
+			*names = realloc(*names, room * sizeof(**names));
+			if (!*names) {
+				say("out of memory listing %s", TESTS_DIR);
+				break;
+			}
+		}
+		(*names)[n++] = strdup(de->d_name);
 	}
 	closedir(dir);
-	qsort(names, n, sizeof(*names), by_name);
+	if (!*names)
+		return 0;
+	qsort(*names, n, sizeof(**names), by_name);
 	return n;
 }
 
@@ -207,11 +229,104 @@ static void reap_orphans(void)
 		;
 }
 
+/*
+ * The user processes still alive, as "name[pid]" words in @buf: every
+ * process but init, kernel threads (PF_KTHREAD) and zombies. Returns how
+ * many.
+ */
+static int list_others(char *buf, size_t size)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	size_t used = 0;
+	int count = 0;
+
+	buf[0] = '\0';
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		char path[64], stat[512], comm[64], state;
+		char *open_paren, *close_paren;
+		unsigned long flags;
+		ssize_t n;
+		int fd, pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (pid == 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, stat, sizeof(stat) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		stat[n] = '\0';
+		/* pid (comm) state ppid pgrp session tty tpgid flags */
+		open_paren = strchr(stat, '(');
+		close_paren = strrchr(stat, ')');
+		if (!open_paren || !close_paren || close_paren < open_paren ||
+		    sscanf(close_paren + 2, "%c %*d %*d %*d %*d %*d %lu",
+			   &state, &flags) != 2)
+			continue;
+		if ((flags & PF_KTHREAD) || state == 'Z')
+			continue;
+		snprintf(comm, sizeof(comm), "%.*s",
+			 (int)(close_paren - open_paren - 1), open_paren + 1);
+		if (used < size)
+			used += snprintf(buf + used, size - used, "%s%s[%d]",
+					 count ? " " : "", comm, pid);
+		count++;
+	}
+	closedir(dir);
+	return count;
+}
+
+/*
+ * End every process but init: whatever a program left running (children
+ * in their own process groups or sessions escape a group kill) must not
+ * run on into the next program. Returns how many there were once the
+ * ones already dying had gone, and names them in @buf.
+ */
+static int end_others(char *buf, size_t size)
+{
+	long deadline = now_ms() + 500;
+	int left;
+
+	/* A process killed just before its parent ended is not left over. */
+	while ((left = list_others(buf, size)) && now_ms() < deadline) {
+		reap_orphans();
+		usleep(20000);
+	}
+	if (!left)
+		return 0;
+	kill(-1, SIGKILL);
+	/* Bounded: a task stuck in the kernel is the host's timeout's job. */
+	deadline = now_ms() + 10000;
+	for (;;) {
+		char scratch[8];
+
+		reap_orphans();
+		if (!list_others(scratch, sizeof(scratch)))
+			break;
+		if (now_ms() > deadline) {
+			say("processes survive SIGKILL: %s", buf);
+			break;
+		}
+		usleep(20000);
+	}
+	return left;
+}
+
 /* Run one program; print its output as a subtest and its result line. */
 static int run_test(int number, const char *name, long timeout_ms)
 {
-	char path[512], buf[4096];
-	int pipefd[2], status = 0, at_line_start = 1, timed_out = 0;
+	char path[512], buf[4096], others[512];
+	int pipefd[2], status = 0, at_line_start = 1, timed_out = 0, exited = 0;
+	int left;
 	long deadline = now_ms() + timeout_ms;
 	pid_t pid;
 
@@ -245,16 +360,23 @@ static int run_test(int number, const char *name, long timeout_ms)
 		long left = deadline - now_ms();
 		ssize_t n;
 
-		if (left <= 0) {
+		/*
+		 * Only the program is waited for here: orphans are reaped
+		 * after it, or reaping could take its status. Once it has
+		 * ended only what is already in the pipe is read, as the
+		 * children it left may hold the pipe open for ever.
+		 */
+		if (!exited && waitpid(pid, &status, WNOHANG) == pid)
+			exited = 1;
+		if (left <= 0 && !exited) {
 			timed_out = 1;
 			break;
 		}
-		/*
-		 * Orphans are reaped only after the program ends: reaping
-		 * here could reap the program itself and lose its status.
-		 */
-		if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left) <= 0)
+		if (poll(&pfd, 1, exited ? 0 : left > 100 ? 100 : (int)left) <= 0) {
+			if (exited)
+				break;
 			continue;
+		}
 		n = read(pipefd[0], buf, sizeof(buf));
 		if (n <= 0)
 			break;
@@ -269,14 +391,18 @@ static int run_test(int number, const char *name, long timeout_ms)
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	kill(-pid, SIGKILL);
-	reap_orphans();
+	left = end_others(others, sizeof(others));
 
 	if (timed_out) {
 		report("not ok %d %s # TIMEOUT after %ld s\n", number, name,
 		       timeout_ms / 1000);
+		return 1;
+	}
+	if (left) {
+		report("not ok %d %s # left %d process(es) running: %s\n",
+		       number, name, left, others);
 		return 1;
 	}
 	if (WIFSIGNALED(status)) {
@@ -316,22 +442,39 @@ static void report_cpu_flags(void)
 	fclose(f);
 }
 
+/* LD_LIBRARY_PATH for the programs, from the file the host wrote. */
+static void set_library_path(void)
+{
+	char line[4096];
+	FILE *f = fopen(LIBRARY_PATH_FILE, "r");
+
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		setenv("LD_LIBRARY_PATH", line, 1);
+	}
+	fclose(f);
+}
+
 static void run_tests(void)
 {
-	char *names[MAX_TESTS];
-	long timeout_ms = atol(cmdline_get("rfm.timeout", "300")) * 1000L;
+	char **names;
+	long timeout_s = atol(cmdline_get("rfm.timeout", "300"));
 	struct utsname u;
-	int n = list_tests(names);
+	int n = list_tests(&names);
 
 	uname(&u);
+	set_library_path();
 	report("KTAP version 1\n");
 	report("# rfm-target: %s\n", cmdline_get("rfm.target", "unknown"));
 	report("# rfm-kernel: %s %s %s\n", u.sysname, u.release, u.machine);
 	report("# rfm-init: %d-bit\n", (int)sizeof(long) * 8);
 	report_cpu_flags();
+	report("# rfm-program-timeout: %ld\n", timeout_s);
 	report("1..%d\n", n);
 	for (int i = 0; i < n; i++)
-		run_test(i + 1, names[i], timeout_ms);
+		run_test(i + 1, names[i], timeout_s * 1000L);
 	report(COMPLETE_MARKER " %d\n", n);
 }
 

@@ -1,8 +1,8 @@
 """Commands behind the Makefile: run, check, report, kernels, shell, deps.
 
 Knobs come from the environment (the Makefile passes its variables on):
-KERNELS, TARGETS, EXTRA, V, ACCEL, JOBS, RFM_CACHE, RFM_OUT, BOOT_TIMEOUT,
-RUN_TIMEOUT, TARGET/KERNEL (shell).
+KERNELS, TARGETS, EXTRA, LIBC, PROGRAM_TIMEOUT, V, ACCEL, JOBS, RFM_CACHE,
+RFM_OUT, BOOT_TIMEOUT, RUN_TIMEOUT, TARGET/KERNEL (shell).
 """
 import argparse
 import concurrent.futures
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
-from .log import Fatal, elapsed, progress
+from .log import Fatal, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
                       KERNEL_VARIANTS, select_kernels, select_targets, target)
 
@@ -54,12 +54,30 @@ def build_kernels(kernels, targets):
     return images, unavailable, described
 
 
-def boot_all(jobs, accel, out, run_timeout=None):
+def libc_mode():
+    """LIBC=static|shared: how the project's robust-mutex programs link."""
+    value = os.environ.get("LIBC") or "static"
+    if value not in guest.LIBC_MODES:
+        raise ValueError("LIBC=%s: want %s" % (value, " or ".join(guest.LIBC_MODES)))
+    return value
+
+
+def program_timeout():
+    """PROGRAM_TIMEOUT=seconds: each guest program's limit (init's rfm.timeout)."""
+    value = os.environ.get("PROGRAM_TIMEOUT") or "300"
+    if not value.isdigit() or int(value) == 0:
+        raise ValueError("PROGRAM_TIMEOUT=%s: want a whole number of seconds > 0"
+                         % value)
+    return int(value)
+
+
+def boot_all(jobs, accel, out, append="", run_timeout=None):
     """Boot (kernel, target, image, initramfs, programs) jobs in parallel."""
     def one(job):
         kernel, t, image, initrd, programs = job
         d = out / kernel / t.name
-        b = qemu.boot(t, image / "bzImage", initrd, d, accel, run_timeout=run_timeout)
+        b = qemu.boot(t, image / "bzImage", initrd, d, accel, append=append,
+                      run_timeout=run_timeout)
         progress("boot", "%s/%s: %s in %.1fs%s" % (
             kernel, t.name, b.status, b.seconds, " (%s)" % b.detail if b.detail else ""))
         return kernel, t, b, programs
@@ -84,13 +102,14 @@ def load_guest_run(d, target_name, status, seconds, detail, programs):
         programs=tuple(programs), seconds=seconds, detail=detail)
 
 
-def initramfs_images(targets, extra=None, suite="tests"):
+def initramfs_images(targets, extra=None, suite="tests", libc="static"):
     """{userland: (cpio, programs)} for the targets' user-space ABIs."""
     pristine = tree.pristine_tree()
     initrds = {}
     for t in targets:
         if t.userland not in initrds:
-            cpio, tests, extras = guest.build_initramfs(pristine, t.user, extra, suite=suite)
+            cpio, tests, extras = guest.build_initramfs(pristine, t.user, extra, suite=suite,
+                                                        libc=libc)
             initrds[t.userland] = (cpio, tests + extras)
     return initrds
 
@@ -103,10 +122,15 @@ def run_meta(accel, described, extra=None):
 
 
 def matrix_run(kernels, targets, extra):
+    libc, timeout = libc_mode(), program_timeout()
+    if timeout >= qemu.RUN_TIMEOUT:
+        warn("PROGRAM_TIMEOUT=%d is not below RUN_TIMEOUT=%d: one hung program "
+             "ends the guest, and the programs after it are reported as not run"
+             % (timeout, qemu.RUN_TIMEOUT))
     deps.ensure()
     out = config.out_dir()
     images, unavailable, described = build_kernels(kernels, targets)
-    initrds = initramfs_images(targets, extra)
+    initrds = initramfs_images(targets, extra, libc=libc)
     jobs = [(k, t, images[(k, t.kconfig)]) + initrds[t.userland]
             for k in kernels if k not in unavailable for t in targets]
     accel = "tcg"
@@ -116,8 +140,10 @@ def matrix_run(kernels, targets, extra):
     for k in kernels:
         shutil.rmtree(out / k, ignore_errors=True)
     progress("boot", "%d guest(s), %s, up to %d at a time" % (len(jobs), accel, config.jobs()))
-    runs = boot_all(jobs, accel, out)
+    runs = boot_all(jobs, accel, out, append="rfm.timeout=%d" % timeout)
     meta = run_meta(accel, described, extra)
+    meta["program_timeout"] = timeout
+    meta["libc"] = {t.name: guest.libc_used(t.user, libc) for t in targets}
     from . import merge
     meta["provenance"] = merge.provenance(kernels, targets, images, unavailable, initrds,
                                           kbuild._compiler_ident())
@@ -221,7 +247,8 @@ def cmd_shell(_args):
     if unavailable:
         raise Fatal("%s: %s" % (kernel, unavailable[kernel]))
     cpio, _, _ = guest.build_initramfs(tree.pristine_tree(), t.user,
-                                       os.environ.get("EXTRA") or None)
+                                       os.environ.get("EXTRA") or None,
+                                       libc=libc_mode())
     accel = os.environ.get("ACCEL") or "tcg"
     cmd = qemu.qemu_command(t, images[(kernel, t.kconfig)] / "bzImage", cpio,
                             accel, "shell", None, None)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from . import ktap
 from .targets import HARDENING_CPU_FLAGS, has_series
-from .ktap import PASS, FAIL, SKIP, ERROR, MISS
+from .ktap import FAIL, SKIP, ERROR, MISS
 
 NA = "-"   # the case is not built for this target's word size
 
@@ -98,15 +98,25 @@ def _cell(run, key, cases=None):
                 "obs": {}, "diag": []}
     why = ("guest run %s" % run.boot_status if run.boot_status != "complete"
            else "not reported")
+    if not any(_program_of(key, [s.name]) for s in run.run.suites):
+        why = "not run (%s)" % why
     return {"status": MISS, "reason": why, "obs": {}, "diag": []}
 
 
 def _case_keys(runs, named):
+    """Every case any run reported, then every program the images held
+    that reported nothing anywhere (cut off by a guest's timeout): a
+    program that never ran is a row, never absent."""
     keys = []
     for run in runs:
         for key in named[run.target]:
             if key not in keys:
                 keys.append(key)
+    for run in runs:
+        for program in run.programs:
+            if program not in keys and not any(
+                    _program_of(k, [program]) for k in keys):
+                keys.append(program)
     return keys
 
 
@@ -280,6 +290,7 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
                               "cpu": t.cpu,
                               "cpu_flags": [f for f in HARDENING_CPU_FLAGS if f in seen],
                               "cpu_flags_missing": [f for f in t.cpu_flags if f not in seen],
+                              "program_timeout": run.run.meta.get("program-timeout", ""),
                               "console": [{"kind": k, "line": l} for k, l in run.console],
                               "problems": run.run.problems,
                               "foreign_lines": run.run.foreign_lines}
@@ -309,7 +320,9 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
                  else failures).append("%s: %s: %s" % (kernel, row["case"], row["verdict"]))
             for t, cell in row["cells"].items():
                 if cell["status"] in (FAIL, ERROR):
-                    failures.append("%s/%s: %s %s" % (kernel, t, row["case"], cell["status"]))
+                    failures.append("%s/%s: %s %s%s" % (
+                        kernel, t, row["case"], cell["status"],
+                        " (%s)" % cell["reason"] if cell["reason"] else ""))
     if "series" in rows_by_kernel and "stock" in rows_by_kernel:
         cmp_rows = compare_kernels(rows_by_kernel, "stock", "series", deviations)
         matrix["kernel_comparison"] = cmp_rows

@@ -1,19 +1,27 @@
-"""Guest user space: static test programs, init, busybox, the initramfs.
+"""Guest user space: test programs, init, busybox, the initramfs.
 
 Per user-space ABI (targets.USERLANDS: lp64, ilp32, ...) one image: /init,
 /bin/busybox and /tests/*, the project's own programs plus any EXTRA ones
-of that ABI.
+of that ABI, and the shared libraries of the dynamically linked ones
+(sharedlibs.py). init is always static; the project's programs are static
+unless LIBC=shared, which links those that use libc's robust mutexes
+against the host's shared glibc of each ABI.
 """
 import hashlib
 import shutil
-import struct
 import subprocess
 from pathlib import Path
 
-from . import config
+from . import config, elf, sharedlibs
 from .log import Fatal, progress
+from .targets import USERLANDS
 
 CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
+LIBC_MODES = ("static", "shared")
+# LIBC=shared: a program whose source calls this goes through libc's
+# robust mutexes, so it is the one linked against the shared libc.
+ROBUST_MUTEX_API = "pthread_mutexattr_setrobust"
+LIBRARY_PATH_FILE = "/etc/rfm-library-path"   # read by init
 
 
 def sources_for(user, suite="tests"):
@@ -42,23 +50,38 @@ def _hash_files(paths, extra=""):
     return h.hexdigest()[:16]
 
 
-def build_programs(user, suite="tests"):
+def shared_programs(tests, libc):
+    """The names of the programs LIBC= links against the shared libc."""
+    if libc == "static":
+        return set()
+    return {name for name, src in tests
+            if ROBUST_MUTEX_API in Path(src).read_text(errors="replace")}
+
+
+def build_programs(user, suite="tests", libc="static"):
     """Compile init and a suite's programs for a userland; cached by sources."""
     headers = sorted((config.REPO / "tests" / "include").glob("*.h"))
     init_src = config.REPO / "initramfs" / "init.c"
     tests = sources_for(user, suite)
+    shared = shared_programs(tests, libc)
     key = _hash_files([init_src] + headers + [p for _, p in tests],
-                      " ".join(CFLAGS) + user.cflag + suite)
+                      " ".join(CFLAGS) + user.cflag + suite + " ".join(sorted(shared)))
     out = config.cache_dir() / "user" / ("%s-%s-%s" % (suite, user.name, key))
     if (out / "done").exists():
         return out
-    progress("userland", "%s: init and %d %s program(s)" % (user.name, len(tests), suite))
+    progress("userland", "%s: init and %d %s program(s)%s" % (
+        user.name, len(tests), suite,
+        ", shared libc: %s" % " ".join(sorted(shared)) if shared else ""))
     shutil.rmtree(out, ignore_errors=True)
     (out / "tests").mkdir(parents=True)
     flags = CFLAGS + [user.cflag, "-I", str(config.REPO / "tests" / "include")]
     for name, src, dst in ([("init", init_src, out / "init")]
                            + [(n, s, out / "tests" / n) for n, s in tests]):
-        r = subprocess.run(["gcc"] + flags + ["-o", str(dst), str(src), "-lpthread"],
+        if name in shared:
+            link = [f for f in flags if f != "-static"]
+        else:
+            link = flags
+        r = subprocess.run(["gcc"] + link + ["-o", str(dst), str(src), "-lpthread"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise Fatal("compiling %s (%s) failed:\n%s" % (src, user.cflag, r.stderr))
@@ -68,48 +91,71 @@ def build_programs(user, suite="tests"):
 
 def elf_kind(path):
     """(class, machine, static) of an ELF program, or None if not one."""
-    data = Path(path).read_bytes()[:4096]
-    if data[:4] != b"\x7fELF" or len(data) < 52:
+    found = elf.read(path)
+    if found is None:
         return None
-    if struct.unpack_from("<H", data, 16)[0] not in (2, 3):   # ET_EXEC, ET_DYN
-        return None
-    cls = data[4]
-    machine = struct.unpack_from("<H", data, 18)[0]
-    if cls == 2:
-        phoff, = struct.unpack_from("<Q", data, 32)
-        phentsize, phnum = struct.unpack_from("<HH", data, 54)
-    else:
-        phoff, = struct.unpack_from("<I", data, 28)
-        phentsize, phnum = struct.unpack_from("<HH", data, 42)
-    full = Path(path).read_bytes()
-    interp = False
-    for i in range(phnum):
-        p_type, = struct.unpack_from("<I", full, phoff + i * phentsize)
-        interp |= p_type == 3  # PT_INTERP: dynamically linked
-    return cls, machine, not interp
+    return found.cls, found.machine, not found.dynamic
+
+
+def _describe_kind(kind):
+    for user in USERLANDS.values():
+        if user.elf == kind:
+            return "%s (%s)" % (user.name, user.cflag)
+    return "ELF class %d, machine %d" % kind
 
 
 def extra_programs(extra_dir, user):
-    """EXTRA=DIR: the static ELF programs in DIR of this userland's ABI."""
+    """EXTRA=DIR: [(name in /tests, path)] of the ELF programs in DIR of
+    this userland's ABI. NAME.m64, NAME.m32 and NAME.mx32 (the suffix is
+    the gcc flag) are builds of one program NAME, so they share its rows;
+    each must be of the ABI its suffix names. Other files keep their name."""
     if not extra_dir:
         return []
     d = Path(extra_dir)
     if not d.is_dir():
         raise Fatal("EXTRA=%s is not a directory" % extra_dir)
-    chosen = []
+    by_suffix = {u.suffix: u for u in USERLANDS.values()}
+    chosen = {}
     for path in sorted(d.iterdir()):
         if not path.is_file():
             continue
         kind = elf_kind(path)
-        if kind is None:
+        meant = by_suffix.get(path.suffix[1:])
+        if meant is not None:
+            if kind is None:
+                raise Fatal("EXTRA program %s is not an ELF program, yet its "
+                            "suffix .%s names a build" % (path, meant.suffix))
+            if kind[:2] != meant.elf:
+                raise Fatal("EXTRA program %s is %s, but its suffix .%s says %s: "
+                            "rename it or rebuild it with %s" % (
+                                path, _describe_kind(kind[:2]), meant.suffix,
+                                _describe_kind(meant.elf), meant.cflag))
+        if kind is None or kind[:2] != user.elf:
             continue
-        cls, machine, static = kind
-        if not static:
-            raise Fatal("EXTRA program %s is dynamically linked; the guest "
-                        "has no libraries: build it with -static" % path)
-        if (cls, machine) == user.elf:
-            chosen.append(path)
-    return chosen
+        name = path.stem if meant is not None else path.name
+        if name in chosen:
+            raise Fatal("EXTRA programs %s and %s would both be /tests/%s on %s"
+                        % (chosen[name], path, name, user.name))
+        chosen[name] = path
+    return sorted(chosen.items())
+
+
+def libc_used(user, libc):
+    """Which libc the project's programs of `user`'s ABI use: static or
+    shared, the file, its Debian package and version."""
+    if libc == "shared":
+        path = sharedlibs.find_library("libc.so.6", user)
+        if path is None:
+            raise sharedlibs.MissingLibrary(
+                "LIBC=shared: no libc.so.6 for %s in %s: apt-get install %s" % (
+                    user.name, ", ".join(user.lib_dirs), user.libc_package))
+    else:
+        r = subprocess.run(["gcc", user.cflag, "-print-file-name=libc.a"],
+                           capture_output=True, text=True)
+        path = str(Path(r.stdout.strip()).resolve())
+    package = sharedlibs.dpkg_owner(path) or "?"
+    return {"link": libc, "path": path, "package": package,
+            "version": sharedlibs.package_version(package) if package != "?" else ""}
 
 
 def gen_init_cpio(tree):
@@ -149,35 +195,49 @@ def busybox(user):
     return path
 
 
-def build_initramfs(tree, user, extra_dir=None, suite="tests"):
+def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
     """The cpio archive for a userland (built without root)."""
-    programs = build_programs(user, suite)
+    programs = build_programs(user, suite, libc)
     extras = extra_programs(extra_dir, user)
     bb = busybox(user)
-    tests = sorted((programs / "tests").iterdir())
-    names = {p.name for p in tests}
-    for e in extras:
-        if e.name in names:
-            raise Fatal("EXTRA program %s has the name of a project test" % e)
-    key = _hash_files([programs / "init", bb] + tests + extras, user.name + suite)
-    cpio = config.cache_dir() / "initramfs" / ("%s-%s.cpio" % (user.name, key))
-    if cpio.exists():
-        return cpio, [p.name for p in tests], [e.name for e in extras]
+    tests = [(p.name, p) for p in sorted((programs / "tests").iterdir())]
+    names = {name for name, _ in tests}
+    for name, path in extras:
+        if name in names:
+            raise Fatal("EXTRA program %s has the name of a project test" % path)
+    closure = sharedlibs.Closure(user)
+    for name, path in tests + extras:
+        closure.add_program(path, "%s (%s)" % (name, path))
     spec = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1",
             "dir /proc 0755 0 0", "dir /sys 0755 0 0", "dir /tmp 1777 0 0",
             "dir /bin 0755 0 0", "dir /tests 0755 0 0",
             "file /init %s 0755 0 0" % (programs / "init"),
             "file /bin/busybox %s 0755 0 0" % bb,
             "slink /bin/sh /bin/busybox 0777 0 0"]
-    for p in tests + extras:
-        spec.append("file /tests/%s %s 0755 0 0" % (p.name, p))
+    spec += [line for line in closure.cpio_spec() if line not in spec]
+    for name, path in tests + extras:
+        spec.append("file /tests/%s %s 0755 0 0" % (name, path))
+    library_path = ":".join(closure.library_path)
+    key = _hash_files([programs / "init", bb] + [p for _, p in tests + extras]
+                      + [Path(f) for f in closure.host_files()],
+                      user.name + suite + "\n".join(spec) + library_path)
+    cpio = config.cache_dir() / "initramfs" / ("%s-%s.cpio" % (user.name, key))
+    result = cpio, [n for n, _ in tests], [n for n, _ in extras]
+    if cpio.exists():
+        return result
     cpio.parent.mkdir(parents=True, exist_ok=True)
+    if library_path:
+        path_file = cpio.with_suffix(".library-path")
+        path_file.write_text(library_path + "\n")
+        spec += ["dir /etc 0755 0 0",
+                 "file %s %s 0644 0 0" % (LIBRARY_PATH_FILE, path_file)]
     spec_path = cpio.with_suffix(".list")
     spec_path.write_text("\n".join(spec) + "\n")
     with open(str(cpio) + ".tmp", "wb") as f:
         subprocess.run([str(gen_init_cpio(tree)), str(spec_path)], stdout=f,
                        check=True)
     Path(str(cpio) + ".tmp").rename(cpio)
-    progress("initramfs", "%s: %d %s program(s)%s" % (
-        user.name, len(tests), suite, ", %d extra" % len(extras) if extras else ""))
-    return cpio, [p.name for p in tests], [e.name for e in extras]
+    progress("initramfs", "%s: %d %s program(s)%s%s" % (
+        user.name, len(tests), suite, ", %d extra" % len(extras) if extras else "",
+        ", %d shared librar(ies)" % len(closure.host_files()) if closure.host_files() else ""))
+    return result

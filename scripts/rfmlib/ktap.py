@@ -106,7 +106,8 @@ def _close_suite(suite, reported_result):
     if not suite.cases:
         # A program that printed no KTAP of its own: the program is the case.
         status = suite.status if reported_result else MISS
-        suite.cases.append(Case(suite.name, "", status, suite.reason))
+        suite.cases.append(Case(suite.name, "", status, suite.reason if reported_result
+                                else "started; the log ends before its result"))
     elif reported_result and suite.status == FAIL and not any(
             c.status in (FAIL, ERROR, MISS) for c in suite.cases):
         # All cases passed yet the program failed (crash after the last

@@ -44,6 +44,12 @@ def render_text(matrix):
     targets = matrix["targets"]
     lines.append("robust-futex-matrix: %s, accelerator %s" % (
         meta.get("tree", "?"), meta.get("accel", "?")))
+    if meta.get("program_timeout"):
+        lines.append("program timeout: %s s each" % meta["program_timeout"])
+    if meta.get("libc"):
+        lines.append("libc: " + ", ".join(
+            "%s %s (%s %s)" % (t, c["link"], c["package"], c["version"])
+            for t, c in meta["libc"].items() if t in targets))
     for kernel, k in matrix["kernels"].items():
         lines.append("")
         if not k["available"]:

@@ -23,15 +23,36 @@ class Userland:
     tests_dirs: tuple         # its ABI-only cases, beside tests/common
     busybox_arch: str         # the Debian build of busybox-static it runs
     elf: tuple                # (EI_CLASS, e_machine) of its programs
+    # Shared libraries of this ABI on a Debian host: where they are (the
+    # multilib and multiarch directories, searched in this order) and the
+    # packages of its glibc and of its gcc runtime ("lib32" + "gcc-s1").
+    lib_dirs: tuple
+    libc_package: str
+    runtime_prefix: str
+    deb_arch: str             # its Debian architecture (multiarch packages)
+
+    @property
+    def suffix(self):
+        """EXTRA=DIR file suffix of a build for this ABI: its gcc flag."""
+        return self.cflag.lstrip("-")
 
 
 USERLANDS = {
-    "lp64": Userland("lp64", "-m64", ("tests64",), "amd64", (2, 62)),
-    "ilp32": Userland("ilp32", "-m32", ("tests32",), "i386", (1, 3)),
+    "lp64": Userland("lp64", "-m64", ("tests64",), "amd64", (2, 62),
+                     ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                      "/lib64", "/usr/lib64", "/lib", "/usr/lib"),
+                     "libc6", "lib", "amd64"),
+    "ilp32": Userland("ilp32", "-m32", ("tests32",), "i386", (1, 3),
+                      ("/lib32", "/usr/lib32", "/lib/i386-linux-gnu",
+                       "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"),
+                      "libc6-i386", "lib32", "i386"),
     # ILP32 in long mode: 32-bit pointers, x86_64 instructions and ELF
     # machine, its own system call numbers (__X32_SYSCALL_BIT). It runs
     # the ILP32 cases and its own (testsx32: the 64-bit calls it can make).
-    "x32": Userland("x32", "-mx32", ("tests32", "testsx32"), "amd64", (1, 62)),
+    "x32": Userland("x32", "-mx32", ("tests32", "testsx32"), "amd64", (1, 62),
+                    ("/libx32", "/usr/libx32", "/lib/x86_64-linux-gnux32",
+                     "/usr/lib/x86_64-linux-gnux32", "/lib", "/usr/lib"),
+                    "libc6-x32", "libx32", "x32"),
 }
 
 

@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import uuid
-from pathlib import Path
 
 from . import config, deps
 from .log import Fatal, progress

@@ -143,8 +143,9 @@ class ElfPrograms(unittest.TestCase):
         d = self.extra_dir(self.static64, self.static32,
                            others=[("README", "how to build these\n")])
         (d / "subdir").mkdir()
-        self.assertEqual(guest.extra_programs(d, LP64), [d / "static64"])
-        self.assertEqual(guest.extra_programs(str(d), ILP32), [d / "static32"])
+        self.assertEqual(guest.extra_programs(d, LP64), [("static64", d / "static64")])
+        self.assertEqual(guest.extra_programs(str(d), ILP32),
+                         [("static32", d / "static32")])
 
     def test_no_extra_dir(self):
         self.assertEqual(guest.extra_programs(None, LP64), [])
@@ -154,19 +155,18 @@ class ElfPrograms(unittest.TestCase):
         with self.assertRaisesRegex(Fatal, "is not a directory"):
             guest.extra_programs(self.bin / "nonexistent", LP64)
 
-    def test_dynamic_program_is_rejected(self):
+    def test_dynamic_program_is_taken(self):
         d = self.extra_dir(self.static64, self.dynamic64)
-        for user in (LP64, ILP32):
-            with self.subTest(user=user.name):
-                with self.assertRaisesRegex(Fatal, "dynamically linked.*-static"):
-                    guest.extra_programs(d, user)
+        self.assertEqual(guest.extra_programs(d, LP64), [
+            ("dynamic64", d / "dynamic64"), ("static64", d / "static64")])
+        self.assertEqual(guest.extra_programs(d, ILP32), [])
 
     def test_bug_object_file_is_not_a_program(self):
         """BUG: elf_kind ignores e_type, so a relocatable object (no
         program headers, hence no PT_INTERP) in EXTRA=DIR counts as a
         static program and lands in /tests, where exec fails."""
         d = self.extra_dir(self.static64, self.object64)
-        self.assertEqual(guest.extra_programs(d, LP64), [d / "static64"])
+        self.assertEqual(guest.extra_programs(d, LP64), [("static64", d / "static64")])
 
 
 FORMAT_PATCH = """\

@@ -142,7 +142,7 @@ class AcrossTargets(unittest.TestCase):
             "x86_64": util.guest_run("x86_64", "extra", programs=())})
         row = util.compare_all(runs)["robust_stress"]
         self.assertEqual(util.statuses(row)["i386"], MISS)
-        self.assertEqual(row["cells"]["i386"]["reason"], "not reported")
+        self.assertEqual(row["cells"]["i386"]["reason"], "not run (not reported)")
 
     def test_bug_dotted_program_name_missing_case_is_miss_not_na(self):
         """BUG: _cell takes the program name as key.split(".")[0], so an
@@ -334,7 +334,9 @@ class ExitStatus(unittest.TestCase):
         self.assertEqual(s["exit_status"], 1)
         errors = [f for f in s["failures"] if f.startswith("series/x86_64: smoke.")]
         self.assertEqual(len(errors), 2, s["failures"])
-        self.assertTrue(all(f.endswith(" ERROR") for f in errors), errors)
+        # Each names its status and why: the program's timeout.
+        self.assertTrue(all(f.endswith(" ERROR (program ended before reporting it: "
+                                       "TIMEOUT after 300 s)") for f in errors), errors)
 
     def test_incomplete_guest_with_nothing_failing_is_2(self):
         s = self.summary(self.series(**{"x86_64-ia32": util.guest_run(

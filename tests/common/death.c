@@ -24,6 +24,7 @@ struct arena {
 	struct rfm_lock lock[NLOCKS];
 	volatile uint32_t owner_tid;	/* the owner's TID, as it sees it */
 	volatile uint32_t note;		/* a child's report to the case */
+	volatile uint32_t waiting;	/* a waiter is about to sleep */
 };
 
 static struct arena *arena_new(void)
@@ -144,10 +145,12 @@ static int death_bad_pending_keeps_list(void)
 
 /* ---- a futex word we own but cannot write: V1 compared the -EFAULT of
  * the cmpxchg as a value and looped forever at exit. The walk must stop
- * and the owner must finish dying (the case timeout catches a hang). ---- */
+ * there (a lock after it stays held) and the owner must finish dying
+ * (the case timeout catches a hang). ---- */
 
 struct ro_arena {
 	struct robust_list_head head;
+	struct rfm_lock after;		/* listed after the read-only one */
 	struct rfm_lock *lock;		/* on its own page, mapped read-only */
 };
 
@@ -157,6 +160,8 @@ static int own_readonly_and_exit(void *arg)
 
 	rfm_head_init(&ra->head);
 	ra->lock->futex = (uint32_t)rfm_gettid();
+	ra->after.futex = (uint32_t)rfm_gettid();
+	rfm_list_add(&ra->head, &ra->after);
 	rfm_list_add(&ra->head, ra->lock);
 	/* Only this process loses write access; the case can still read. */
 	if (mprotect(ra->lock, 4096, PROT_READ))
@@ -178,8 +183,12 @@ static int death_readonly_word(void)
 	/* Untouched: still the dead owner's TID, no OWNER_DIED written. */
 	rfm_obs("owner_died_set", "%d", !!(tid_word & FUTEX_OWNER_DIED));
 	rfm_obs("tid_kept", "%d", (tid_word & FUTEX_TID_MASK) != 0);
+	rfm_obs("after_untouched", "%d", ra->after.futex == tid_word);
 	RFM_CHECK(!(tid_word & FUTEX_OWNER_DIED) && (tid_word & FUTEX_TID_MASK),
 		  "word %#x", tid_word);
+	RFM_CHECK(ra->after.futex == tid_word,
+		  "the walk went on past a word it could not write: %#x",
+		  ra->after.futex);
 	return RFM_PASS;
 }
 
@@ -390,6 +399,78 @@ static int death_at_exec(void)
 	waitpid(pid, NULL, 0);
 	RFM_CHECK(released, "word %#x while the exec'd process lives",
 		  a->lock[0].futex);
+	return RFM_PASS;
+}
+
+/*
+ * ---- execve() from a thread that is not the group leader: de_thread()
+ * gives it the leader's TID before the exec-time walk, and the locks it
+ * holds carry its own TID; they must be released all the same, and a
+ * waiter woken ----
+ */
+
+static void *exec_from_thread(void *arg)
+{
+	struct arena *a = arg;
+
+	take(a, 0, FUTEX_WAITERS);
+	a->owner_tid = a->lock[0].futex;
+	if (register_head(&a->head))
+		return NULL;
+	a->note = 1;				/* ready: start the waiter */
+	while (a->note != 2)			/* the waiter sleeps */
+		usleep(1000);
+	execl("/proc/self/exe", "death", RFM_PAUSE_ARG, (char *)NULL);
+	return NULL;
+}
+
+static int death_exec_from_thread(void)
+{
+	struct arena *a = arena_new();
+	pid_t owner, sleeper;
+	int status;
+
+	RFM_CHECK(a, "mmap");
+	owner = fork();
+	if (owner == 0) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, exec_from_thread, a))
+			_exit(1);
+		for (;;)
+			pause();	/* the leader, killed by de_thread() */
+	}
+	RFM_CHECK(owner > 0, "fork: %s", strerror(errno));
+	while (a->note != 1) {
+		if (waitpid(owner, &status, WNOHANG) == owner)
+			RFM_CHECK(0, "the owner ended before its thread took the lock");
+		usleep(1000);
+	}
+	sleeper = fork();
+	if (sleeper == 0) {
+		uint32_t seen = a->lock[0].futex;
+
+		a->waiting = 1;
+		_exit(rfm_futex_wait(&a->lock[0].futex, seen, 5000) == 0 ? 0 :
+		      errno == ETIMEDOUT ? 2 : 3);
+	}
+	RFM_CHECK(rfm_wait_sleeping(sleeper, &a->waiting), "the waiter never slept");
+	a->note = 2;				/* now exec */
+	waitpid(sleeper, &status, 0);
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	rfm_obs("waiter", "%s", WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
+		"woken" : WIFEXITED(status) && WEXITSTATUS(status) == 2 ? "timeout" :
+		"error");
+	if (a->lock[0].futex == a->owner_tid)
+		rfm_obs("word", "unchanged");
+	else
+		rfm_obs("word", "%#x", a->lock[0].futex);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "waiter status %#x (2: never woken)", status);
+	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
+		  "word %#x, the thread's TID was %#x", a->lock[0].futex,
+		  a->owner_tid & FUTEX_TID_MASK);
 	return RFM_PASS;
 }
 
@@ -1000,6 +1081,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_waiter_woken),
 	RFM_CASE(death_thread_exit),
 	RFM_CASE(death_at_exec),
+	RFM_CASE(death_exec_from_thread),
 	RFM_CASE(death_only_own_entries),
 	RFM_CASE(death_negative_offset),
 	RFM_CASE(death_pi_entry_then_more),

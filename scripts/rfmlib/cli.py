@@ -74,11 +74,11 @@ def boot_all(jobs, accel, out):
 def load_guest_run(d, target_name, status, seconds, detail, programs):
     results = d / "results.ktap"
     console = d / "console.log"
+    log = console.read_text(errors="replace") if console.exists() else ""
     return compare.GuestRun(
         target=target_name, boot_status=status,
         run=ktap.parse(results.read_text(errors="replace") if results.exists() else ""),
-        console=ktap.scan_console(console.read_text(errors="replace")
-                                  if console.exists() else ""),
+        console=ktap.scan_console(log), console_seen=bool(log.strip()),
         programs=tuple(programs), seconds=seconds, detail=detail)
 
 

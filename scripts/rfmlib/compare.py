@@ -32,6 +32,17 @@ class GuestRun:
     programs: tuple = ()                 # programs the image held
     seconds: float = 0.0
     detail: str = ""
+    console_seen: bool = False           # the console log holds anything
+
+
+def console_status(run):
+    """The (console) verdict of one guest. Only a guest that ran to the end
+    has a clean console; one that stopped early was not seen whole."""
+    if run.console:
+        return "%d problem(s)" % len(run.console)
+    if run.boot_status == "complete":
+        return "clean"
+    return "clean-so-far" if run.console_seen else "no-log"
 
 
 def load_rules(path):
@@ -106,6 +117,12 @@ def _case_keys(runs, named):
         for key in named[run.target]:
             if key not in keys:
                 keys.append(key)
+    # A program in the image that no guest reported (none booted, or all
+    # died first) is still a row, MISS: what did not run is never absent.
+    for run in runs:
+        for program in run.programs:
+            if program not in keys and not any(_program_of(k, [program]) for k in keys):
+                keys.append(program)
     return keys
 
 
@@ -181,9 +198,16 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
         mine, base = other_rows.get(key), ref_rows.get(key)
         targets = (mine or base)["cells"]
         for target in targets:
-            cell = mine["cells"].get(target) if mine else None
-            theirs = base["cells"].get(target) if base else None
+            cell = _cell_or_program_miss(other_rows, key, target)
+            theirs = _cell_or_program_miss(ref_rows, key, target)
             if (cell or theirs)["status"] == NA:
+                continue
+            if MISS in ((cell or {}).get("status"), (theirs or {}).get("status")):
+                # One side did not run: neither a match nor a difference.
+                out.append({"case": key, "target": target, "difference": "not compared: "
+                            "MISS on %s" % "/".join(k for k, c in ((other, cell), (ref, theirs))
+                                                    if c and c["status"] == MISS),
+                            "deviation": None, "ok": None})
                 continue
             if theirs is None:
                 verdict = "missing on %s" % ref
@@ -203,6 +227,19 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
                         "difference": verdict, "deviation": why,
                         "ok": why is not None})
     return out
+
+
+def _cell_or_program_miss(rows, key, target):
+    """rows[key]'s cell on target; for a case its kernel never reported, the
+    MISS cell of its program's row (a guest that did not run)."""
+    row = rows.get(key)
+    if row is not None:
+        return row["cells"].get(target)
+    for program, r in rows.items():
+        cell = r["cells"].get(target)
+        if key.startswith(program + ".") and cell and cell["status"] == MISS:
+            return cell
+    return None
 
 
 def check_control(rows, rules):
@@ -266,6 +303,7 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
             guests[t.name] = {"boot": run.boot_status, "seconds": round(run.seconds, 1),
                               "detail": run.detail, "kernel": run.run.meta.get("kernel", ""),
                               "console": [{"kind": k, "line": l} for k, l in run.console],
+                              "console_status": console_status(run),
                               "problems": run.run.problems,
                               "foreign_lines": run.run.foreign_lines}
             if run.boot_status != "complete":
@@ -292,7 +330,7 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
         cmp_rows = compare_kernels(rows_by_kernel, "stock", "series", deviations)
         matrix["kernel_comparison"] = cmp_rows
         failures += ["series vs stock: %s on %s: %s" % (c["case"], c["target"], c["difference"])
-                     for c in cmp_rows if not c["ok"]]
+                     for c in cmp_rows if c["ok"] is False]
     if "baseline" in kernels:
         if "baseline" in rows_by_kernel:
             ctl = check_control(rows_by_kernel["baseline"], control)

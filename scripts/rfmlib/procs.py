@@ -135,6 +135,10 @@ def parallel(fn, items, jobs):
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
         futures = [ex.submit(fn, item) for item in items]
         try:
+            concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            for f in futures:                   # the first failure, not the first job
+                if f.done() and f.exception() is not None:
+                    raise f.exception()
             return [f.result() for f in futures]
         except BaseException:
             for f in futures:

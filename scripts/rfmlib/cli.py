@@ -197,7 +197,7 @@ def cmd_shell(_args):
                             accel, "shell", None, None)
     print("Booting %s/%s; the tests are in /tests; `exit` powers off; "
           "Ctrl-a x quits QEMU." % (kernel, t.name), flush=True)
-    return procs.wait(procs.popen(cmd))
+    return procs.wait(procs.popen(cmd, group=False))   # QEMU reads the terminal
 
 
 def cmd_guest_selftest(_args):

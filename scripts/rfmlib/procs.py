@@ -7,9 +7,16 @@ Every long child (tar, patch, make, qemu) is started through here, so that:
   the last process that may write there (make's own children included)
   has exited, so a later run waits instead of building beside an orphan;
 - on an interruption (Ctrl-C, SIGTERM, SIGHUP) the driver stops every
-  child it started, first with SIGTERM (make then deletes the targets it
-  was writing) and then with SIGKILL, and starts no new one.
+  child it started, with its whole process group (make's compilers too),
+  first with SIGTERM (make then deletes the targets it was writing) and
+  then with SIGKILL, and starts no new one.
+
+A child that is killed with the driver (SIGKILL: nothing of the driver
+runs) gets the death signal alone: make and QEMU end at once, a compiler
+make had started finishes its file first; the lock they inherited keeps
+the next run waiting until then.
 """
+import os
 import concurrent.futures
 import shutil
 import signal
@@ -35,16 +42,20 @@ def _wrapped(cmd, death_signal):
     return list(cmd)
 
 
-def popen(cmd, hold=(), death_signal="TERM", **kwargs):
+def popen(cmd, hold=(), death_signal="TERM", group=True, **kwargs):
     """subprocess.Popen(cmd) that dies with the driver and can inherit the
     locks in `hold` (open files): the child keeps them held while it runs.
+    `group`: the child leads a process group of its own, which stop()
+    signals whole (not for a child that reads the terminal: make shell).
     Note: the death signal follows the thread that starts the child; the
     worker threads of parallel() outlive their children."""
     with _guard:
         if _stopping.is_set():
             raise Interrupted("the run is being stopped")
         proc = subprocess.Popen(_wrapped(cmd, death_signal),
-                                pass_fds=tuple(f.fileno() for f in hold), **kwargs)
+                                pass_fds=tuple(f.fileno() for f in hold),
+                                process_group=0 if group else None, **kwargs)
+        proc.rfm_group = group
         _children.add(proc)
     return proc
 
@@ -54,15 +65,25 @@ def _forget(proc):
         _children.discard(proc)
 
 
+def _signal(proc, sig):
+    """sig to the child's process group (or the child alone)."""
+    try:
+        if getattr(proc, "rfm_group", False):
+            os.killpg(proc.pid, sig)
+        elif proc.poll() is None:
+            proc.send_signal(sig)
+    except ProcessLookupError:
+        pass
+
+
 def stop(proc):
-    """SIGTERM, a grace period, then SIGKILL."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(GRACE)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """SIGTERM to its group, a grace period, then SIGKILL."""
+    _signal(proc, signal.SIGTERM)
+    try:
+        proc.wait(GRACE)
+    except subprocess.TimeoutExpired:
+        _signal(proc, signal.SIGKILL)
+        proc.wait()
     _forget(proc)
 
 
@@ -105,13 +126,12 @@ def stop_all():
     with _guard:
         live = list(_children)
     for proc in live:
-        if proc.poll() is None:
-            proc.terminate()
+        _signal(proc, signal.SIGTERM)
     for proc in live:
         try:
             proc.wait(GRACE)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _signal(proc, signal.SIGKILL)
             proc.wait()
         _forget(proc)
 

@@ -105,6 +105,15 @@ class Children(TempDir):
         self.assertFalse(set(started) & {3, 4, 5}, started)
         self.assertTrue(all(gone(p) for p in pids))
 
+    def test_a_stopped_child_takes_its_own_children_along(self):
+        # make's compilers: not make's direct children, yet stopped with it
+        p = procs.popen(["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE,
+                        text=True)
+        grandchild = int(p.stdout.readline())
+        procs.stop(p)
+        p.stdout.close()
+        self.assertTrue(gone(grandchild))
+
     def test_no_child_starts_while_stopping(self):
         procs.stop_all()
         try:
@@ -194,19 +203,35 @@ class TreeLocks(TempDir):
         self.addCleanup(lambda: [tree.release(s) for s in list(tree._SLOT_LOCKS)])
 
     def other_run(self, exclusive):
-        """Another process holding the pristine lock until killed."""
-        code = ("from rfmlib import tree; from pathlib import Path; import time\n"
-                "tree._hold(Path(%r), 'pristine', %r); print('held', flush=True)\n"
-                "time.sleep(60)" % (str(self.dir), exclusive))
+        """Another run using the pristine tree (extracted from a small
+        tarball), or holding it exclusive, until killed."""
+        top = self.dir / "tar" / config.LINUX_TOPDIR
+        top.mkdir(parents=True)
+        (top / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n"
+                                      "EXTRAVERSION =\n")
+        tarball = self.dir / "linux.tar"
+        subprocess.run(["tar", "-cf", str(tarball), "-C", str(top.parent), top.name],
+                       check=True)
+        use = ("tree._hold(tree.tree_root(), 'pristine', True)" if exclusive
+               else "tree.pristine_tree(); tree.pristine_tree()")   # extracts, then finds it
+        code = ("from rfmlib import config, tree; from pathlib import Path; import time\n"
+                "config.LINUX_TARBALL = Path(%r); tree.check_installed_source = lambda: None\n"
+                "%s; print('held', flush=True); time.sleep(60)" % (str(tarball), use))
         p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             env=dict(os.environ, PYTHONPATH=SCRIPTS))
+                             env=dict(os.environ, PYTHONPATH=SCRIPTS,
+                                      RFM_CACHE=str(self.dir / "cache")))
         self.addCleanup(p.stdout.close)
         self.addCleanup(lambda: (p.kill(), p.wait()))
-        self.assertEqual(p.stdout.readline().strip(), "held")
+        for line in p.stdout:
+            if line.strip() == "held":
+                break
+        else:
+            self.fail("the other run ended")
         return p
 
     def try_lock(self, mode):
-        with open(self.dir / "pristine.lock", "w") as f:
+        with open(self.dir / "cache" / "src" / config.LINUX_SOURCE_DEB_VERSION
+                  / "pristine.lock", "w") as f:
             try:
                 fcntl.flock(f, mode | fcntl.LOCK_NB)
                 return True

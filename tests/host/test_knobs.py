@@ -161,7 +161,7 @@ class KernelImages(Env):
         return err
 
     def test_text_is_not_a_bzimage(self):
-        (self.dir / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+        (self.dir / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n" * 200)
         err = self.refused({"BZIMAGE": str(self.dir / "passwd")})
         self.assertIn("not an x86 bzImage (no boot protocol header 'HdrS' at 0x202)", err)
 

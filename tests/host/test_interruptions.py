@@ -107,12 +107,15 @@ class Children(TempDir):
 
     def test_a_stopped_child_takes_its_own_children_along(self):
         # make's compilers: not make's direct children, yet stopped with it
-        p = procs.popen(["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE,
+        p = procs.popen(["sh", "-c", "sleep 300 & echo $!; wait"], stdout=subprocess.PIPE,
                         text=True)
         grandchild = int(p.stdout.readline())
-        procs.stop(p)
         p.stdout.close()
-        self.assertTrue(gone(grandchild))
+        self.addCleanup(lambda: gone(grandchild, 0) or os.kill(grandchild, signal.SIGKILL))
+        self.addCleanup(lambda: (p.kill(), p.wait()))
+        procs._signal(p, signal.SIGTERM)      # what stop() sends first
+        self.assertTrue(gone(grandchild, 3))
+        procs.stop(p)
 
     def test_no_child_starts_while_stopping(self):
         procs.stop_all()

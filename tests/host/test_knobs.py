@@ -143,8 +143,12 @@ class BadValues(Env):
                 self.assertTrue(callable(k.read) and k.about and k.commands)
                 self.assertEqual(k.name.upper(), k.name)
         table = knobs.table()
+        readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+        rows = [l for l in readme.splitlines() if l.startswith("| `")]
         for k in knobs.KNOBS:
             self.assertIn(k.name, table)
+            self.assertTrue(any("`%s`" % k.name in r.split("|")[1] for r in rows),
+                            "%s is not in the README's knob table" % k.name)
 
 
 class KernelImages(Env):

@@ -135,7 +135,7 @@ def pristine_tree():
         if not extracted():
             progress("extract", "%s -> %s" % (config.LINUX_TARBALL, tree.parent))
             stamp.unlink(missing_ok=True)
-            # Trees linked from the old one must be linked anew.
+            # Build directories made from the old tree (stock's) start over.
             atomic.write(root / "pristine.generation", uuid.uuid4().hex + "\n")
             shutil.rmtree(root / "pristine", ignore_errors=True)
             (root / "pristine").mkdir(parents=True)

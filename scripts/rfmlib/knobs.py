@@ -7,10 +7,11 @@ command, and exit 2:
 
     error: JOBS=0: not a whole number greater than 0
 
-A new knob is one row (and, if it needs one, a reader function). Make
-passes variables given on its command line to the driver's environment,
-and an empty value means the default (the Makefile exports some knobs
-empty when unset).
+A new knob is one row in KNOBS (and, if no reader below fits, a reader
+function), read with knobs.get(NAME, default), plus its row in the
+README's knob table (a host test checks that). Make passes variables
+given on its command line to the driver's environment, and an empty value
+means the default (the Makefile exports some knobs empty when unset).
 """
 import os
 from dataclasses import dataclass

@@ -10,7 +10,7 @@ export RESULTS KCIDB_ORIGIN
 
 RFM := python3 scripts/rfm
 
-.PHONY: run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help
+.PHONY: run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -18,7 +18,20 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check perf-gate mutate-short
+check: knobs-check host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check perf-gate mutate-short
+
+## knobs: every variable the commands read: default, meaning, who reads it
+knobs:
+	@$(RFM) knobs
+
+knobs-check:
+	@$(RFM) knobs --check check
+
+## interrupt-check: kill `make run` at every stage (SIGINT, SIGKILL) on a
+## throw-away cache and prove the next run repairs it; two runs at once
+## (slow: two kernel builds; not part of make check)
+interrupt-check:
+	python3 scripts/interrupt-check
 
 host-test:
 	$(RFM) host-tests

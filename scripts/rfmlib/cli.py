@@ -1,11 +1,9 @@
 """Commands behind the Makefile: run, check, report, kernels, shell, deps.
 
-Knobs come from the environment (the Makefile passes its variables on):
-KERNELS, TARGETS, EXTRA, LIBC, PROGRAM_TIMEOUT, V, ACCEL, JOBS, RFM_CACHE,
-RFM_OUT, BOOT_TIMEOUT, RUN_TIMEOUT, TARGET/KERNEL (shell).
+Knobs come from the environment (the Makefile passes its variables on);
+knobs.py is their table, and main() checks those of a command first.
 """
 import argparse
-import concurrent.futures
 import contextlib
 import datetime
 import fcntl
@@ -17,10 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import compare, config, deps, guest, kbuild, ktap, qemu, report, tree
-from .log import Fatal, elapsed, progress, warn
+from . import atomic, compare, config, deps, guest, kbuild, knobs, ktap, procs, qemu, report, tree
+from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
-                      KERNEL_VARIANTS, select_kernels, select_targets, target)
+                      KERNEL_VARIANTS, TARGETS, select_targets, target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -35,7 +33,8 @@ def build_kernels(kernels, targets):
             for kc in sorted({t.kconfig for t in targets}):
                 images[(kernel, kc)] = (
                     prebuilt.fetch(kc) if KERNEL_VARIANTS[kernel]["prebuilt"] == "debian"
-                    else prebuilt.user_kernel(kc, tree.pristine_tree()))
+                    else prebuilt.user_kernel(kc, tree.pristine_tree(),
+                                              x32=any(t.userland == "x32" for t in targets)))
             described[kernel] = "; ".join(sorted({prebuilt.describe(images[(kernel, kc)])
                                                   for kc in {t.kconfig for t in targets}}))
             continue
@@ -56,19 +55,12 @@ def build_kernels(kernels, targets):
 
 def libc_mode():
     """LIBC=static|shared: how the project's robust-mutex programs link."""
-    value = os.environ.get("LIBC") or "static"
-    if value not in guest.LIBC_MODES:
-        raise ValueError("LIBC=%s: want %s" % (value, " or ".join(guest.LIBC_MODES)))
-    return value
+    return knobs.get("LIBC", "static")
 
 
 def program_timeout():
     """PROGRAM_TIMEOUT=seconds: each guest program's limit (init's rfm.timeout)."""
-    value = os.environ.get("PROGRAM_TIMEOUT") or "300"
-    if not value.isdigit() or int(value) == 0:
-        raise ValueError("PROGRAM_TIMEOUT=%s: want a whole number of seconds > 0"
-                         % value)
-    return int(value)
+    return knobs.get("PROGRAM_TIMEOUT", 300)
 
 
 def boot_all(jobs, accel, out, append="", run_timeout=None):
@@ -83,22 +75,21 @@ def boot_all(jobs, accel, out, append="", run_timeout=None):
         return kernel, t, b, programs
 
     runs = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs()) as ex:
-        for kernel, t, b, programs in ex.map(one, jobs):
-            d = out / kernel / t.name
-            runs.setdefault(kernel, {})[t.name] = load_guest_run(
-                d, t.name, b.status, b.seconds, b.detail, programs)
+    for kernel, t, b, programs in procs.parallel(one, jobs, config.jobs()):
+        d = out / kernel / t.name
+        runs.setdefault(kernel, {})[t.name] = load_guest_run(
+            d, t.name, b.status, b.seconds, b.detail, programs)
     return runs
 
 
 def load_guest_run(d, target_name, status, seconds, detail, programs):
     results = d / "results.ktap"
     console = d / "console.log"
+    log = console.read_text(errors="replace") if console.exists() else ""
     return compare.GuestRun(
         target=target_name, boot_status=status,
         run=ktap.parse(results.read_text(errors="replace") if results.exists() else ""),
-        console=ktap.scan_console(console.read_text(errors="replace")
-                                  if console.exists() else ""),
+        console=ktap.scan_console(log), console_seen=bool(log.strip()),
         programs=tuple(programs), seconds=seconds, detail=detail)
 
 
@@ -129,6 +120,10 @@ def matrix_run(kernels, targets, extra):
              % (timeout, qemu.RUN_TIMEOUT))
     deps.ensure()
     out = config.out_dir()
+    # No verdict of an earlier run may outlive this one's start: a run that
+    # is killed leaves no matrix (make report then says so), never an old one.
+    for name in ("run.json", "matrix.txt", "matrix.json", "junit.xml"):
+        (out / name).unlink(missing_ok=True)
     images, unavailable, described = build_kernels(kernels, targets)
     initrds = initramfs_images(targets, extra, libc=libc)
     jobs = [(k, t, images[(k, t.kconfig)]) + initrds[t.userland]
@@ -147,7 +142,7 @@ def matrix_run(kernels, targets, extra):
     from . import merge
     meta["provenance"] = merge.provenance(kernels, targets, images, unavailable, initrds,
                                           kbuild._compiler_ident())
-    (out / "run.json").write_text(json.dumps({
+    atomic.write(out / "run.json", json.dumps({
         "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
         "unavailable": unavailable,
         "guests": {k: {t: {"status": r.boot_status, "seconds": r.seconds, "detail": r.detail,
@@ -170,6 +165,9 @@ def render(runs, kernels, targets, unavailable, meta, out):
 def cmd_report(_args):
     """Re-read out/ (results and console logs) and render the matrix again."""
     out = config.out_dir()
+    if not (out / "run.json").is_file():
+        raise Usage("%s/run.json: no run to report (make run writes it; a run that "
+                    "was interrupted leaves none)" % out)
     state = json.loads((out / "run.json").read_text())
     targets = select_targets(",".join(state["targets"]))
     runs = {}
@@ -184,8 +182,8 @@ def cmd_merge(args):
     """Join shard outputs (RESULTS="dir1 dir2 ...") into RFM_OUT as one run
     over their union, then render it as `make report` does."""
     from . import merge
-    merge.join(os.environ.get("RESULTS", "").split(), config.out_dir(),
-               os.environ.get("KERNELS"), os.environ.get("TARGETS"))
+    merge.join((knobs.get("RESULTS") or "").split(), config.out_dir(),
+               knobs.raw("KERNELS"), knobs.raw("TARGETS"))
     return cmd_report(args)
 
 
@@ -193,8 +191,8 @@ def cmd_cache_key(args):
     """The kernel cache key of KERNELS (default: series) on TARGETS."""
     from . import ci
     deps.require_commands("gcc")    # the compiler is part of every key
-    kernels = select_kernels(os.environ.get("KERNELS"), DEFAULT_RUN_KERNELS)
-    keys = ci.kernel_keys(kernels, select_targets(os.environ.get("TARGETS")))
+    kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
+    keys = ci.kernel_keys(kernels, knobs.get("TARGETS", TARGETS))
     if args.list:
         for kernel, kc, key in keys:
             print("%s/%s %s" % (kernel, kc, key))
@@ -207,19 +205,20 @@ def cmd_cache_key(args):
 
 
 def cmd_run(args):
-    default, targets_spec = args.default_kernels, os.environ.get("TARGETS")
-    if os.environ.get("BZIMAGE") or os.environ.get("BZIMAGE32"):
+    default, targets = args.default_kernels, knobs.get("TARGETS")
+    if knobs.raw("BZIMAGE") or knobs.raw("BZIMAGE32"):
         # The user's own kernel(s): only the targets they can boot.
         default = ("user",)
-        if not targets_spec:
+        if not targets:
             have = {kc for kc, var in (("x86_64", "BZIMAGE"), ("i386", "BZIMAGE32"))
-                    if os.environ.get(var)}
-            targets_spec = ",".join(t.name for t in select_targets("") if t.kconfig in have)
+                    if knobs.raw(var)}
+            targets = tuple(t for t in select_targets("") if t.kconfig in have)
             progress("targets", "BZIMAGE: %s (TARGETS= to choose; x86_64-x32 needs "
-                     "CONFIG_X86_X32_ABI)" % targets_spec)
-    kernels = select_kernels(os.environ.get("KERNELS"), default)
-    targets = select_targets(targets_spec)
-    return matrix_run(kernels, targets, os.environ.get("EXTRA") or None)
+                     "CONFIG_X86_X32_ABI)" % ",".join(t.name for t in targets))
+    kernels = knobs.get("KERNELS", default)
+    targets = targets or select_targets("")
+    knobs.user_images(kernels, targets)
+    return matrix_run(kernels, targets, knobs.extra_for(targets))
 
 
 def cmd_host_tests(_args):
@@ -231,45 +230,48 @@ def cmd_host_tests(_args):
 
 
 def cmd_kernels(_args):
+    kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
+    targets = knobs.get("TARGETS", TARGETS)
+    knobs.user_images(kernels, targets)
     deps.ensure()
-    kernels = select_kernels(os.environ.get("KERNELS"), DEFAULT_RUN_KERNELS)
-    _, unavailable, _ = build_kernels(kernels, select_targets(os.environ.get("TARGETS")))
+    _, unavailable, _ = build_kernels(kernels, targets)
     for k, why in unavailable.items():
         print("%s: not available: %s" % (k, why))
     return 0
 
 
 def cmd_shell(_args):
+    t = knobs.get("TARGET", target("x86_64"))
+    kernel = knobs.get("KERNEL", "series")
+    knobs.user_images((kernel,), (t,))
+    extra = knobs.extra_for((t,))
     deps.ensure()
-    t = target(os.environ.get("TARGET") or "x86_64")
-    kernel = os.environ.get("KERNEL") or "series"
     images, unavailable, _ = build_kernels((kernel,), (t,))
     if unavailable:
         raise Fatal("%s: %s" % (kernel, unavailable[kernel]))
-    cpio, _, _ = guest.build_initramfs(tree.pristine_tree(), t.user,
-                                       os.environ.get("EXTRA") or None,
+    cpio, _, _ = guest.build_initramfs(tree.pristine_tree(), t.user, extra,
                                        libc=libc_mode())
-    accel = os.environ.get("ACCEL") or "tcg"
+    accel = knobs.get("ACCEL", "tcg")
     cmd = qemu.qemu_command(t, images[(kernel, t.kconfig)] / "bzImage", cpio,
                             accel, "shell", None, None)
     print("Booting %s/%s; the tests are in /tests; `exit` powers off; "
           "Ctrl-a x quits QEMU." % (kernel, t.name), flush=True)
-    return subprocess.run(cmd).returncode
+    return procs.wait(procs.popen(cmd, group=False))   # QEMU reads the terminal
 
 
 def cmd_guest_selftest(_args):
     """Prove the failure paths on a real guest: a kernel that panics must
     give exit 1, a guest that hangs exit 2; neither may ever give 0."""
+    t = knobs.get("TARGETS", TARGETS)[0]
     deps.ensure()
-    t = select_targets(os.environ.get("TARGETS"))[0]
     kernel = "stock"
     images, _, _ = build_kernels((kernel,), (t,))
     cpio, programs, _ = guest.build_initramfs(tree.pristine_tree(), t.user)
     image = images[(kernel, t.kconfig)] / "bzImage"
     failed = 0
     for mode, want in (("crash", 1), ("hang", 2)):
-        d = config.cache_dir() / "selftest" / mode
-        b = qemu.boot(t, image, cpio, d, os.environ.get("ACCEL") or "tcg",
+        d = config.out_dir() / "selftest" / mode
+        b = qemu.boot(t, image, cpio, d, knobs.get("ACCEL", "tcg"),
                       mode=mode, boot_timeout=30, run_timeout=10)
         run = load_guest_run(d, t.name, b.status, b.seconds, b.detail, programs)
         got = compare.build_matrix({kernel: {t.name: run}}, (t,), (kernel,))
@@ -392,11 +394,8 @@ def cmd_abi(args):
     expected = args.expected or abi.ABI_DIR / "expected.abi"
     if args.system_only:
         trees = []
-    elif os.environ.get("KSRC"):
-        ksrc = Path(os.environ["KSRC"]).resolve()
-        if not (ksrc / "include/uapi/linux/futex.h").exists():
-            raise Fatal("KSRC=%s is not a kernel tree" % ksrc)
-        trees = [("KSRC", ksrc)]
+    elif knobs.get("KSRC"):
+        trees = [("KSRC", knobs.get("KSRC"))]
     else:
         deps.ensure()
         series = tree.patches_for("all")
@@ -406,7 +405,8 @@ def cmd_abi(args):
     outdir = config.out_dir() / "abi"
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
-    text, drifts = abi.run_gate(trees, expected, kernel_view=bool(trees), outdir=outdir)
+    with cache_lock("abi"):   # its work and build directories are shared
+        text, drifts = abi.run_gate(trees, expected, kernel_view=bool(trees), outdir=outdir)
     text += "".join("DRIFT: %s\n" % d for d in drifts)
     text += "abi: %s\n" % ("%d drift(s)" % len(drifts) if drifts else
                            "no drift in %s" % ", ".join(abi.ABIS))
@@ -424,7 +424,7 @@ def bench_boot(k, t, image, initrd, d, accel, icount, append=""):
     if k == "bench-1m":
         append += " rfm.bench_max_n=%d" % BENCH_MILLION
     b = qemu.boot(t, image / "bzImage", initrd, d, accel, icount=icount,
-                  run_timeout=int(os.environ.get("RUN_TIMEOUT") or "1800"),
+                  run_timeout=knobs.get("RUN_TIMEOUT", 1800),
                   append=append.strip())
     progress("bench", "%s/%s%s: %s in %.0fs" % (k, t.name, " (icount)" if icount else "",
                                                 b.status, b.seconds))
@@ -463,10 +463,8 @@ def bench_boots(kernels, targets, out, icount):
                                 out / sub / k / t.name, accel, icount)
 
     raw = {}
-    with concurrent.futures.ThreadPoolExecutor(
-            max_workers=config.jobs() if icount else 1) as ex:
-        for k, t, recs in ex.map(one, jobs):
-            raw.setdefault(k, {})[t.name] = recs
+    for k, t, recs in procs.parallel(one, jobs, config.jobs() if icount else 1):
+        raw.setdefault(k, {})[t.name] = recs
     return raw, accel
 
 
@@ -474,9 +472,10 @@ def cmd_bench(_args):
     """The benchmark on every target and kernel, measured twice: by the
     wall clock and by QEMU's instruction count."""
     from . import bench
+    kernels = knobs.get("KERNELS", BENCH_KERNELS)
+    targets = knobs.get("TARGETS", TARGETS)
+    knobs.user_images(kernels, targets)
     deps.ensure(extra=("gnuplot-nox",))
-    kernels = select_kernels(os.environ.get("KERNELS"), BENCH_KERNELS)
-    targets = select_targets(os.environ.get("TARGETS"))
     out = config.out_dir() / "bench"
     shutil.rmtree(out, ignore_errors=True)
     raw = {}
@@ -500,7 +499,7 @@ def cmd_perf_gate(_args):
     must keep to bench.gate()'s rules."""
     from . import bench
     deps.ensure()
-    targets = select_targets(os.environ.get("TARGETS"))
+    targets = knobs.get("TARGETS", TARGETS)
     out = config.out_dir() / "perf-gate"
     shutil.rmtree(out, ignore_errors=True)
     runs = []
@@ -532,9 +531,10 @@ def run_guest_suite(suite, append, keys, run_timeout):
     (KERNELS=debug by default) and tabulate its "# <suite> {...}" records.
     A row passes only if the guest completed, every case passed and the
     console shows no kernel warning, oops or lockdep/KASAN report."""
+    kernels = knobs.get("KERNELS", ("debug",))
+    targets = knobs.get("TARGETS", TARGETS)
+    knobs.user_images(kernels, targets)
     deps.ensure()
-    kernels = select_kernels(os.environ.get("KERNELS"), ("debug",))
-    targets = select_targets(os.environ.get("TARGETS"))
     out = config.out_dir() / suite
     pristine = tree.pristine_tree()
     images, unavailable, _ = build_kernels(kernels, targets)
@@ -542,7 +542,7 @@ def run_guest_suite(suite, append, keys, run_timeout):
         raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
     initrds = {u: guest.build_initramfs(pristine, targets_user(targets, u), suite=suite)[0]
                for u in dict.fromkeys(t.userland for t in targets)}
-    accel = os.environ.get("ACCEL") or "tcg"
+    accel = knobs.get("ACCEL", "tcg")
     shutil.rmtree(out, ignore_errors=True)
     # Timeouts nest: the harness's per case, init's per program (below),
     # the host's per guest (run_timeout), each outlasting the one inside.
@@ -568,10 +568,9 @@ def run_guest_suite(suite, append, keys, run_timeout):
     jobs = [(k, t) for k in kernels for t in targets]
     progress(suite, "%d guest(s), %s, up to %d at a time" % (len(jobs), accel, config.jobs()))
     rows, bad = [], 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs()) as ex:
-        for job_rows, ok in ex.map(one, jobs):
-            rows += job_rows
-            bad += not ok
+    for job_rows, ok in procs.parallel(one, jobs, config.jobs()):
+        rows += job_rows
+        bad += not ok
     text = report.format_table(["kernel", "target", "guest"] + list(keys)
                                + ["kernel warnings", ""], rows) + "\n"
     (out / ("%s.txt" % suite)).write_text(text)
@@ -582,18 +581,16 @@ def run_guest_suite(suite, append, keys, run_timeout):
 
 def cmd_fuzz(_args):
     """The list fuzzer: FUZZ_ITERATIONS and FUZZ_SECONDS per target, FUZZ_SEED."""
-    # Make exports these empty when unset: an empty value is the default.
-    seconds = int(os.environ.get("FUZZ_SECONDS") or "180")
+    seconds = knobs.get("FUZZ_SECONDS", 180)
     append = "rfm.fuzz_seed=%d rfm.fuzz_iterations=%d rfm.fuzz_seconds=%d" % (
-        int(os.environ.get("FUZZ_SEED") or "1", 0),
-        int(os.environ.get("FUZZ_ITERATIONS") or "20000"), seconds)
+        knobs.get("FUZZ_SEED", 1), knobs.get("FUZZ_ITERATIONS", 20000), seconds)
     return run_guest_suite("fuzz", append, ("seed", "iterations", "deaths", "checks",
                                             "released", "failures"), seconds + 600)
 
 
 def cmd_stress(_args):
     """Concurrent deaths: STRESS_SECONDS per case and target."""
-    seconds = int(os.environ.get("STRESS_SECONDS") or "20")
+    seconds = knobs.get("STRESS_SECONDS", 20)
     return run_guest_suite("stress", "rfm.stress_seconds=%d" % seconds,
                            ("case", "deaths", "acquisitions", "recoveries",
                             "lost_wakeups", "stuck_at_end"), 2 * seconds + 900)
@@ -625,9 +622,9 @@ def cmd_mutate(_args):
     judge it with the matrix's comparer against the stock kernel."""
     from . import mutate
     deps.ensure()
-    catalogue = Path(os.environ.get("MUTANTS") or config.REPO / "tests" / "mutants").resolve()
-    mutants = mutate.load_catalogue(catalogue, os.environ.get("MUTANT") or "")
-    targets = select_targets(os.environ.get("TARGETS"))
+    catalogue = knobs.get("MUTANTS", config.REPO / "tests" / "mutants").resolve()
+    mutants = mutate.load_catalogue(catalogue, knobs.get("MUTANT", ""))
+    targets = knobs.get("TARGETS", TARGETS)
     series = tree.patches_for("all")
     if not series:
         raise Fatal("patches/series is empty: there is no series to mutate")
@@ -698,7 +695,30 @@ def cmd_deps(_args):
 # on one directory would delete each other's results (a make check during a
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz",
-              "stress", "abi", "mutate", "perf-gate", "merge"}
+              "stress", "abi", "guest-selftest", "mutate", "perf-gate", "merge"}
+
+
+@contextlib.contextmanager
+def cache_lock(name):
+    """One run at a time in a part of the cache without finer locks; the
+    others wait."""
+    config.cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(config.cache_dir() / ("%s.lock" % name), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(name, "waiting for another run using %s" % (config.cache_dir() / name))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def cmd_knobs(args):
+    """The knob table, or (--check COMMAND) a check of COMMAND's knobs."""
+    if args.check:
+        knobs.check(args.check)
+        return 0
+    print(knobs.table())
+    return 0
 
 
 @contextlib.contextmanager
@@ -746,8 +766,13 @@ def main(argv=None):
     p.add_argument("--system-only", action="store_true",
                    help="only /usr/include (no kernel tree)")
     p.set_defaults(fn=cmd_abi)
+    p = sub.add_parser("knobs", help="the knob table; --check COMMAND checks its knobs")
+    p.add_argument("--check", metavar="COMMAND")
+    p.set_defaults(fn=cmd_knobs)
     args = ap.parse_args(argv)
+    procs.handle_termination()
     try:
+        knobs.check(args.cmd)
         if args.cmd in WRITES_OUT:
             with out_dir_lock():
                 return args.fn(args)
@@ -759,5 +784,8 @@ def main(argv=None):
         print("error: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted: children stopped; the next run repairs the cache",
+              file=sys.stderr)
         return 130
+    finally:
+        procs.end_run()

@@ -33,6 +33,17 @@ class GuestRun:
     programs: tuple = ()                 # programs the image held
     seconds: float = 0.0
     detail: str = ""
+    console_seen: bool = False           # the console log holds anything
+
+
+def console_status(run):
+    """The (console) verdict of one guest. Only a guest that ran to the end
+    has a clean console; one that stopped early was not seen whole."""
+    if run.console:
+        return "%d problem(s)" % len(run.console)
+    if run.boot_status == "complete":
+        return "clean"
+    return "clean-so-far" if run.console_seen else "no-log"
 
 
 def load_rules(path):
@@ -112,10 +123,11 @@ def _case_keys(runs, named):
         for key in named[run.target]:
             if key not in keys:
                 keys.append(key)
+    # A program in the image that no guest reported (none booted, or all
+    # died first) is still a row, MISS: what did not run is never absent.
     for run in runs:
         for program in run.programs:
-            if program not in keys and not any(
-                    _program_of(k, [program]) for k in keys):
+            if program not in keys and not any(_program_of(k, [program]) for k in keys):
                 keys.append(program)
     return keys
 
@@ -192,9 +204,16 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
         mine, base = other_rows.get(key), ref_rows.get(key)
         targets = (mine or base)["cells"]
         for target in targets:
-            cell = mine["cells"].get(target) if mine else None
-            theirs = base["cells"].get(target) if base else None
+            cell = _cell_or_program_miss(other_rows, key, target)
+            theirs = _cell_or_program_miss(ref_rows, key, target)
             if (cell or theirs)["status"] == NA:
+                continue
+            if MISS in ((cell or {}).get("status"), (theirs or {}).get("status")):
+                # One side did not run: neither a match nor a difference.
+                out.append({"case": key, "target": target, "difference": "not compared: "
+                            "MISS on %s" % "/".join(k for k, c in ((other, cell), (ref, theirs))
+                                                    if c and c["status"] == MISS),
+                            "deviation": None, "ok": None})
                 continue
             if theirs is None:
                 verdict = "missing on %s" % ref
@@ -214,6 +233,19 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
                         "difference": verdict, "deviation": why,
                         "ok": why is not None})
     return out
+
+
+def _cell_or_program_miss(rows, key, target):
+    """rows[key]'s cell on target; for a case its kernel never reported, the
+    MISS cell of its program's row (a guest that did not run)."""
+    row = rows.get(key)
+    if row is not None:
+        return row["cells"].get(target)
+    for program, r in rows.items():
+        cell = r["cells"].get(target)
+        if key.startswith(program + ".") and cell and cell["status"] == MISS:
+            return cell
+    return None
 
 
 def check_control(rows, rules):
@@ -292,6 +324,7 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
                               "cpu_flags_missing": [f for f in t.cpu_flags if f not in seen],
                               "program_timeout": run.run.meta.get("program-timeout", ""),
                               "console": [{"kind": k, "line": l} for k, l in run.console],
+                              "console_status": console_status(run),
                               "problems": run.run.problems,
                               "foreign_lines": run.run.foreign_lines}
             if run.boot_status != "complete":
@@ -327,7 +360,7 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
         cmp_rows = compare_kernels(rows_by_kernel, "stock", "series", deviations)
         matrix["kernel_comparison"] = cmp_rows
         for c in cmp_rows:
-            if not c["ok"]:
+            if c["ok"] is False:
                 # A side with no result (MISS, or its guest never ran) is
                 # not a difference yet: incomplete, as a MISS cell is.
                 unknown = any(_no_result(runs, rows_by_kernel, k, c["case"], c["target"])

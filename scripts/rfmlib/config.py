@@ -29,8 +29,10 @@ def out_dir():
 
 
 def jobs():
-    return int(os.environ.get("JOBS") or os.cpu_count() or 1)
+    from . import knobs
+    return knobs.get("JOBS", os.cpu_count() or 1)
 
 
 def verbose():
-    return os.environ.get("V", "0") not in ("", "0")
+    from . import knobs
+    return knobs.get("V", False)

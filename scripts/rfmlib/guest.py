@@ -12,8 +12,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import config, elf, sharedlibs
-from .log import Fatal, progress
+from . import atomic, config, elf, sharedlibs
+from .log import Fatal, checkpoint, progress
 from .targets import USERLANDS
 
 CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
@@ -72,20 +72,19 @@ def build_programs(user, suite="tests", libc="static"):
     progress("userland", "%s: init and %d %s program(s)%s" % (
         user.name, len(tests), suite,
         ", shared libc: %s" % " ".join(sorted(shared)) if shared else ""))
-    shutil.rmtree(out, ignore_errors=True)
-    (out / "tests").mkdir(parents=True)
-    flags = CFLAGS + [user.cflag, "-I", str(config.REPO / "tests" / "include")]
-    for name, src, dst in ([("init", init_src, out / "init")]
-                           + [(n, s, out / "tests" / n) for n, s in tests]):
-        if name in shared:
-            link = [f for f in flags if f != "-static"]
-        else:
-            link = flags
-        r = subprocess.run(["gcc"] + link + ["-o", str(dst), str(src), "-lpthread"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise Fatal("compiling %s (%s) failed:\n%s" % (src, user.cflag, r.stderr))
-    (out / "done").write_text("")
+    if out.exists() and not (out / "done").exists():
+        shutil.rmtree(out)   # half made by a version of this code before atomic.py
+    with atomic.new_dir(out) as tmp:
+        (tmp / "tests").mkdir()
+        flags = CFLAGS + [user.cflag, "-I", str(config.REPO / "tests" / "include")]
+        for name, src, dst in ([("init", init_src, tmp / "init")]
+                               + [(n, s, tmp / "tests" / n) for n, s in tests]):
+            link = [f for f in flags if f != "-static"] if name in shared else flags
+            r = subprocess.run(["gcc"] + link + ["-o", str(dst), str(src), "-lpthread"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise Fatal("compiling %s (%s) failed:\n%s" % (src, user.cflag, r.stderr))
+        (tmp / "done").write_text("")
     return out
 
 
@@ -162,8 +161,8 @@ def gen_init_cpio(tree):
     tool = config.cache_dir() / "tools" / "gen_init_cpio"
     src = tree / "usr" / "gen_init_cpio.c"
     if not tool.exists():
-        tool.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["gcc", "-O2", "-o", str(tool), str(src)], check=True)
+        with atomic.new_file(tool) as tmp:
+            subprocess.run(["gcc", "-O2", "-o", str(tmp), str(src)], check=True)
     return tool
 
 
@@ -180,18 +179,20 @@ def busybox(user):
     if path.exists():
         return path
     progress("userland", "fetching busybox-static:i386")
-    dl = root.with_name("download")
-    shutil.rmtree(dl, ignore_errors=True)
-    dl.mkdir(parents=True)
-    r = subprocess.run(["apt-get", "download", "busybox-static:i386"], cwd=dl,
-                       capture_output=True, text=True)
-    debs = list(dl.glob("busybox-static_*_i386.deb"))
-    if r.returncode != 0 or not debs:
-        raise Fatal("apt-get download busybox-static:i386 failed (is the i386 "
-                    "architecture enabled? dpkg --add-architecture i386 && "
-                    "apt-get update):\n%s" % r.stderr[-1000:])
-    shutil.rmtree(root, ignore_errors=True)
-    subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(root)], check=True)
+    if root.exists() and not path.exists():
+        shutil.rmtree(root)   # half made by a version of this code before atomic.py
+    with atomic.new_dir(root) as tmp:
+        dl = tmp / "download"
+        dl.mkdir()
+        r = subprocess.run(["apt-get", "download", "busybox-static:i386"], cwd=dl,
+                           capture_output=True, text=True)
+        debs = list(dl.glob("busybox-static_*_i386.deb"))
+        if r.returncode != 0 or not debs:
+            raise Fatal("apt-get download busybox-static:i386 failed (is the i386 "
+                        "architecture enabled? dpkg --add-architecture i386 && "
+                        "apt-get update):\n%s" % r.stderr[-1000:])
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tmp)], check=True)
+        shutil.rmtree(dl)
     return path
 
 
@@ -228,15 +229,15 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
     cpio.parent.mkdir(parents=True, exist_ok=True)
     if library_path:
         path_file = cpio.with_suffix(".library-path")
-        path_file.write_text(library_path + "\n")
+        atomic.write(path_file, library_path + "\n")
         spec += ["dir /etc 0755 0 0",
                  "file %s %s 0644 0 0" % (LIBRARY_PATH_FILE, path_file)]
     spec_path = cpio.with_suffix(".list")
-    spec_path.write_text("\n".join(spec) + "\n")
-    with open(str(cpio) + ".tmp", "wb") as f:
+    atomic.write(spec_path, "\n".join(spec) + "\n")
+    with atomic.new_file(cpio) as tmp, open(tmp, "wb") as f:
         subprocess.run([str(gen_init_cpio(tree)), str(spec_path)], stdout=f,
                        check=True)
-    Path(str(cpio) + ".tmp").rename(cpio)
+        checkpoint("initramfs")
     progress("initramfs", "%s: %d %s program(s)%s%s" % (
         user.name, len(tests), suite, ", %d extra" % len(extras) if extras else "",
         ", %d shared librar(ies)" % len(closure.host_files()) if closure.host_files() else ""))

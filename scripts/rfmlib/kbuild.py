@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import config
+from . import atomic, config, procs
 from . import tree
 from .log import Fatal, progress
 from .targets import KERNEL_CONFIGS
@@ -68,38 +68,39 @@ def kernel_key(kconfig, tree_key, extra_fragments=()):
     return h.hexdigest()[:16]
 
 
-def _make(tree, build_dir, arch, args, log_path, label):
+def _make(tree, build_dir, arch, args, log_path, label, hold=()):
+    """make in build_dir; `hold`: locks make and its children keep held."""
     cmd = ["make", "-C", str(tree), "O=%s" % build_dir, "ARCH=%s" % arch,
            "-j%d" % config.jobs()] + args
     with open(log_path, "a") as log:
         log.write("$ %s\n" % " ".join(cmd))
         log.flush()
         if config.verbose():
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True)
+            proc = procs.popen(cmd, hold=hold, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
             for line in proc.stdout:
                 log.write(line)
                 print(line, end="")
-            rc = proc.wait()
+            rc = procs.wait(proc)
         else:
-            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
+            rc = procs.run(cmd, hold=hold, stdout=log, stderr=subprocess.STDOUT).returncode
     if rc != 0:
         tail = "".join(open(log_path).readlines()[-30:])
         raise Fatal("%s: `make %s` failed (log: %s):\n%s" % (
             label, " ".join(args), log_path, tail))
 
 
-def configure(tree, build_dir, kconfig, extra_fragments, log_path, label):
+def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=()):
     frags = fragment_paths(kconfig) + list(extra_fragments)
-    _make(tree, build_dir, kconfig.arch, ["tinyconfig"], log_path, label)
+    _make(tree, build_dir, kconfig.arch, ["tinyconfig"], log_path, label, hold)
     merge = [str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O",
              str(build_dir), str(build_dir / ".config")] + [str(f) for f in frags]
     with open(log_path, "a") as log:
-        r = subprocess.run(merge, cwd=tree, stdout=log, stderr=subprocess.STDOUT,
-                           env=dict(os.environ, ARCH=kconfig.arch))
+        r = procs.run(merge, hold=hold, cwd=tree, stdout=log, stderr=subprocess.STDOUT,
+                      env=dict(os.environ, ARCH=kconfig.arch))
     if r.returncode != 0:
         raise Fatal("%s: merge_config.sh failed (log: %s)" % (label, log_path))
-    _make(tree, build_dir, kconfig.arch, ["olddefconfig"], log_path, label)
+    _make(tree, build_dir, kconfig.arch, ["olddefconfig"], log_path, label, hold)
     missing = missing_symbols((build_dir / ".config").read_text(),
                               requested_symbols(frags))
     if missing:
@@ -129,7 +130,11 @@ def build(tree_slot, patches, kconfig_name, extra_fragments=(),
         progress("kernel", "%s: cached (%s)" % (label, key))
         return done
     src, _ = tree.variant_tree(tree_slot, patches)
-    return build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets)
+    try:
+        return build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets)
+    finally:
+        if patches:
+            tree.release(tree_slot)   # built: other runs may re-patch the slot
 
 
 def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets):
@@ -137,7 +142,9 @@ def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets
     build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
                  / tree_slot / kconfig.name)
     build_dir.mkdir(parents=True, exist_ok=True)
-    # One make at a time per build directory, across concurrent runs.
+    # One make at a time per build directory, across concurrent runs. make
+    # and its children inherit the lock: if this run is killed, the next
+    # one waits until the last of them has gone, then repairs the dir.
     with open(build_dir / ".rfm-lock", "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -149,7 +156,7 @@ def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets
             return done
         prepare_build_dir(build_dir, src, label)
         done = _build_locked(src, build_dir, kconfig, key, done, extra_fragments,
-                             label, targets)
+                             label, targets, hold=[lock])
         (build_dir / BUILDING).unlink()
         return done
 
@@ -174,17 +181,20 @@ def prepare_build_dir(build_dir, src_tree, label):
     had = gen_file.read_text().strip() if gen_file.exists() else None
     if had is not None and had != gen:
         progress("build", "%s: the tree was made anew; starting %s over" % (label, build_dir))
-        _empty(build_dir)
+        # Until it is empty the directory belongs to no generation: a run
+        # killed while emptying it leaves it to be emptied again.
+        atomic.write(gen_file, "(emptying)\n")
+        _empty(build_dir, keep=(".rfm-lock", GENERATION))
     elif marker.exists():
         since = marker.stat().st_mtime
         stale = [p for p in _files(build_dir)
-                 if p.name not in (".rfm-lock", BUILDING) and p.lstat().st_mtime >= since]
+                 if p.name not in (".rfm-lock", BUILDING, GENERATION) and p.lstat().st_mtime >= since]
         progress("build", "%s: an earlier build was interrupted; removing the %d file(s) "
                  "it wrote" % (label, len(stale)))
         for p in stale:
             p.unlink()
-    gen_file.write_text(gen + "\n")
     marker.write_text("%s\n" % time.time())
+    atomic.write(gen_file, gen + "\n")
 
 
 def _files(top):
@@ -193,9 +203,9 @@ def _files(top):
             yield Path(dirpath) / n
 
 
-def _empty(build_dir):
+def _empty(build_dir, keep=(".rfm-lock",)):
     for p in build_dir.iterdir():
-        if p.name == ".rfm-lock":
+        if p.name in keep:
             continue
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p)
@@ -220,7 +230,7 @@ def config_inputs(src, kconfig, extra_fragments):
 
 
 def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
-                  targets):
+                  targets, hold=()):
     log_path = build_dir / "rfm-build.log"
     log_path.write_text("")
     start = time.monotonic()
@@ -232,19 +242,18 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
         progress("config", "%s: tinyconfig + %s" % (
             label, " + ".join(kconfig.fragments + tuple(f.name for f in extra_fragments))))
         stamp.unlink(missing_ok=True)
-        configure(tree, build_dir, kconfig, extra_fragments, log_path, label)
+        configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold)
         stamp.write_text(inputs)
     progress("build", "%s: make %s (log: %s)" % (label, " ".join(targets), log_path))
-    _make(tree, build_dir, kconfig.arch, list(targets), log_path, label)
+    _make(tree, build_dir, kconfig.arch, list(targets), log_path, label, hold)
 
-    tmp = done.with_name(key + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    shutil.copy2(build_dir / kconfig.image, tmp / "bzImage")
-    shutil.copy2(build_dir / ".config", tmp / "config")
-    shutil.copy2(log_path, tmp / "build.log")
-    (tmp / "build-dir").write_text(str(build_dir) + "\n")
-    os.replace(tmp, done)
+    # The same kernel may be built in another slot's directory at the same
+    # time (bisect-check's last step is the series): the first one wins.
+    with atomic.new_dir(done) as tmp:
+        shutil.copy2(build_dir / kconfig.image, tmp / "bzImage")
+        shutil.copy2(build_dir / ".config", tmp / "config")
+        shutil.copy2(log_path, tmp / "build.log")
+        (tmp / "build-dir").write_text(str(build_dir) + "\n")
     progress("build", "%s: done in %.0fs (%s)" % (label, time.monotonic() - start, key))
     return done
 

@@ -12,14 +12,17 @@ else a `config` or `.config` file beside the image.
 Either way the config is checked for what the guest needs built in (the
 tests load no modules), and a missing symbol is named.
 """
+import hashlib
 import os
 from pathlib import Path
 import re
 import shutil
+import struct
 import subprocess
+from dataclasses import dataclass
 
-from . import config, kbuild
-from .log import Fatal, progress
+from . import atomic, config, kbuild
+from .log import Fatal, Usage, progress
 
 # Kernel build (targets.KERNEL_CONFIGS name) -> Debian metapackage.
 PACKAGES = {"x86_64": "linux-image-amd64", "i386": "linux-image-686:i386"}
@@ -63,29 +66,24 @@ def fetch(kconfig_name):
     done = config.cache_dir() / "debian-kernels" / name
     if not (done / "bzImage").exists():
         progress("debian", "apt-get download %s (%s)" % (package, version))
-        dl = done.with_name(name + ".download")
-        shutil.rmtree(dl, ignore_errors=True)
-        dl.mkdir(parents=True)
-        _run(["apt-get", "download", package], cwd=dl)
-        debs = list(dl.glob("*.deb"))
-        if len(debs) != 1:
-            raise Fatal("apt-get download %s left %d packages" % (package, len(debs)))
-        root = dl / "root"
-        _run(["dpkg-deb", "-x", str(debs[0]), str(root)])
-        images = sorted((root / "boot").glob("vmlinuz-*"))
-        configs = sorted((root / "boot").glob("config-*"))
-        if not images or not configs:
-            raise Fatal("%s holds no /boot/vmlinuz-* and config-*" % debs[0].name)
-        tmp = done.with_name(name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        shutil.copy2(images[0], tmp / "bzImage")
-        shutil.copy2(configs[0], tmp / "config")
-        (tmp / "release").write_text(images[0].name[len("vmlinuz-"):] + "\n")
-        (tmp / "package").write_text("%s %s\n" % (package, version))
-        shutil.rmtree(done, ignore_errors=True)
-        tmp.rename(done)
-        shutil.rmtree(dl, ignore_errors=True)
+        # Downloaded and unpacked in a directory of this run's own; the
+        # kernel appears only when whole (another run may do the same).
+        with atomic.scratch_dir(done.with_name(name + ".download")) as dl:
+            _run(["apt-get", "download", package], cwd=dl)
+            debs = list(dl.glob("*.deb"))
+            if len(debs) != 1:
+                raise Fatal("apt-get download %s left %d packages" % (package, len(debs)))
+            root = dl / "root"
+            _run(["dpkg-deb", "-x", str(debs[0]), str(root)])
+            images = sorted((root / "boot").glob("vmlinuz-*"))
+            configs = sorted((root / "boot").glob("config-*"))
+            if not images or not configs:
+                raise Fatal("%s holds no /boot/vmlinuz-* and config-*" % debs[0].name)
+            with atomic.new_dir(done) as tmp:
+                shutil.copy2(images[0], tmp / "bzImage")
+                shutil.copy2(configs[0], tmp / "config")
+                (tmp / "release").write_text(images[0].name[len("vmlinuz-"):] + "\n")
+                (tmp / "package").write_text("%s %s\n" % (package, version))
     needed = dict(NEEDED, **(NEEDED_X86_64 if kconfig_name == "x86_64" else {}))
     missing = kbuild.missing_symbols((done / "config").read_text(), needed)
     if missing:
@@ -97,6 +95,40 @@ def fetch(kconfig_name):
 
 # Kernel build -> the variable naming the user's image for it.
 USER_IMAGES = {"x86_64": "BZIMAGE", "i386": "BZIMAGE32"}
+
+
+@dataclass
+class BzImage:
+    protocol: str       # the boot protocol version, e.g. "2.15"
+    bits: int           # 64 if the kernel has the 64-bit entry (XLF_KERNEL_64)
+    version: str        # the kernel's version string, if it carries one
+
+
+def read_bzimage(path):
+    """What the x86 boot protocol header says about a kernel image
+    (Documentation/x86/boot.rst), or ValueError saying why it is not an
+    x86 bzImage a 6.1 guest can boot."""
+    with open(path, "rb") as f:
+        head = f.read(0x8000)
+    if head[:4] == b"\x7fELF":
+        raise ValueError("an ELF file (a vmlinux?), not a bzImage; want "
+                         "arch/x86/boot/bzImage of the build")
+    if len(head) < 0x240 or head[0x202:0x206] != b"HdrS":
+        raise ValueError("not an x86 bzImage (no boot protocol header 'HdrS' at "
+                         "0x202); want arch/x86/boot/bzImage of a kernel build")
+    major, minor = head[0x207], head[0x206]
+    protocol = "%d.%02d" % (major, minor)
+    if not head[0x211] & 0x01:          # loadflags: LOADED_HIGH
+        raise ValueError("a zImage (loaded low), not a bzImage")
+    if (major, minor) < (2, 12):
+        raise ValueError("boot protocol %s: older than 2.12 (Linux 3.8), it does "
+                         "not say whether the kernel is 64-bit" % protocol)
+    xloadflags, = struct.unpack_from("<H", head, 0x236)
+    version = ""
+    pointer, = struct.unpack_from("<H", head, 0x20E)
+    if pointer and 0x200 + pointer < len(head):
+        version = head[0x200 + pointer:].split(b"\0", 1)[0].decode("ascii", "replace")
+    return BzImage(protocol, 64 if xloadflags & 0x1 else 32, version)
 
 
 def user_config(image, tree):
@@ -116,33 +148,41 @@ def user_config(image, tree):
     return None, None
 
 
-def user_kernel(kconfig_name, tree):
-    """Directory with bzImage (and config) of the user's own kernel."""
+def user_kernel(kconfig_name, tree, x32=False):
+    """Directory with bzImage (and config) of the user's own kernel; `x32`:
+    it must serve the x86_64-x32 target too. Refused (exit 2) if its
+    config lacks what the guest needs."""
     var = USER_IMAGES[kconfig_name]
     if not os.environ.get(var):
-        raise Fatal("KERNELS=user needs %s=path to a %s bzImage for these targets"
+        raise Usage("KERNELS=user needs %s=path to a %s bzImage for these targets"
                     % (var, kconfig_name))
     image = Path(os.environ[var]).resolve()
     if not image.is_file():
-        raise Fatal("%s=%s: no such file" % (var, image))
+        raise Usage("%s=%s: no such file" % (var, image))
     text, source = user_config(image, tree)
-    done = config.cache_dir() / "user-kernels" / kconfig_name
-    shutil.rmtree(done, ignore_errors=True)
-    done.mkdir(parents=True)
-    shutil.copy2(image, done / "bzImage")
-    (done / "package").write_text("%s=%s\n" % (var, image))
-    (done / "release").write_text("config from %s\n" % (source or "nowhere"))
+    # Keyed by what it holds: two runs with different images never share
+    # a directory, and it appears whole.
+    h = hashlib.sha256(image.read_bytes() + b"\0" + str(image).encode()
+                       + b"\0" + (text or "").encode() + (source or "").encode())
+    done = config.cache_dir() / "user-kernels" / ("%s-%s" % (kconfig_name, h.hexdigest()[:16]))
+    if not (done / "bzImage").exists():
+        with atomic.new_dir(done) as tmp:
+            shutil.copy2(image, tmp / "bzImage")
+            (tmp / "package").write_text("%s=%s\n" % (var, image))
+            (tmp / "release").write_text("config from %s\n" % (source or "nowhere"))
+            if text is not None:
+                (tmp / "config").write_text(text)
     if text is None:
         progress("kernel", "user/%s: %s, config unknown: cannot check it (build with "
                  "CONFIG_IKCONFIG, or set BZIMAGE_CONFIG)" % (kconfig_name, image))
         return done
-    (done / "config").write_text(text)
     needed = dict(NEEDED, **(NEEDED_X86_64 if kconfig_name == "x86_64" else {}))
-    needed.pop("CONFIG_X86_X32_ABI", None)   # only the x32 target needs it
+    if not x32:
+        needed.pop("CONFIG_X86_X32_ABI", None)   # only the x32 target needs it
     missing = kbuild.missing_symbols(text, needed)
     if missing:
-        raise Fatal("%s=%s (config from %s) lacks what the guest needs built in:\n    %s"
-                    % (var, image, source, "\n    ".join(missing)))
+        raise Usage("%s=%s (config from %s) lacks what the guest needs built in: %s"
+                    % (var, image, source, ", ".join(missing)))
     progress("kernel", "user/%s: %s (config from %s: ok)" % (kconfig_name, image, source))
     return done
 

@@ -13,15 +13,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import config, ktap
-from .log import progress
+from . import atomic, config, knobs, ktap, procs
+from .log import one_line, progress
 from .targets import HARDENING_CPU_FLAGS
 
 COMPLETE_MARKER = "# rfm-complete"
 KERNEL_ARGS = "console=ttyS0 panic=-1 oops=panic panic_on_warn=1"
-BOOT_TIMEOUT = int(os.environ.get("BOOT_TIMEOUT") or "60")   # to the first result
-RUN_TIMEOUT = int(os.environ.get("RUN_TIMEOUT") or "900")    # whole guest
-MEMORY = os.environ.get("GUEST_MEM") or "512M"
+BOOT_TIMEOUT = 60     # seconds to the first result (knob BOOT_TIMEOUT)
+RUN_TIMEOUT = 900     # seconds for the whole guest (knob RUN_TIMEOUT)
+MEMORY = "512M"       # knob GUEST_MEM
 
 
 # QEMU's instruction-counting clock: the guest's clock advances exactly 1 ns
@@ -66,7 +66,7 @@ def qemu_command(target, kernel, initrd, accel, mode, console, results, append="
                  icount=False):
     """icount: count instructions instead of time (TCG only)."""
     cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
-           "-cpu", target.cpu, "-m", MEMORY, "-smp", "1",
+           "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM", MEMORY), "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", " ".join(a for a in (
@@ -92,8 +92,8 @@ def _results_started(path):
 
 def boot(target, kernel, initrd, outdir, accel, mode="tests",
          boot_timeout=None, run_timeout=None, append="", icount=False):
-    boot_timeout = boot_timeout or BOOT_TIMEOUT
-    run_timeout = run_timeout or RUN_TIMEOUT
+    boot_timeout = boot_timeout or knobs.get("BOOT_TIMEOUT", BOOT_TIMEOUT)
+    run_timeout = run_timeout or knobs.get("RUN_TIMEOUT", RUN_TIMEOUT)
     outdir.mkdir(parents=True, exist_ok=True)
     console, results = outdir / "console.log", outdir / "results.ktap"
     for f in (console, results):
@@ -105,8 +105,7 @@ def boot(target, kernel, initrd, outdir, accel, mode="tests",
     (outdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
     start = time.monotonic()
     stderr = open(outdir / "qemu.stderr", "w")
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                            stdout=stderr, stderr=stderr)
+    proc = procs.popen(cmd, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
     status, detail = None, ""
     while proc.poll() is None:
         waited = time.monotonic() - start
@@ -116,9 +115,12 @@ def boot(target, kernel, initrd, outdir, accel, mode="tests",
             status, detail = "boot-timeout", "no results after %ds" % boot_timeout
         if status:
             proc.kill()
-            proc.wait()
+            procs.wait(proc)
             break
-        time.sleep(0.1)
+        try:
+            procs.wait(proc, 0.1)
+        except subprocess.TimeoutExpired:
+            pass
     stderr.close()
     seconds = time.monotonic() - start
     if status is None:
@@ -127,7 +129,8 @@ def boot(target, kernel, initrd, outdir, accel, mode="tests",
             status = "complete"
         elif proc.returncode != 0:
             status = "qemu-error"
-            detail = (outdir / "qemu.stderr").read_text()[-500:].strip()
+            detail = one_line((outdir / "qemu.stderr").read_text()[-500:]) or (
+                "QEMU exited with status %d" % proc.returncode)
         else:
             status = "incomplete"
             detail = "the guest stopped before the completion marker"
@@ -147,7 +150,7 @@ def choose_accel(target, kernel, initrd):
     a probe boot completes within a few seconds. The verdict is cached per
     host kernel and QEMU binary.
     """
-    forced = os.environ.get("ACCEL")
+    forced = knobs.get("ACCEL")
     if forced:
         return forced
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
@@ -157,14 +160,23 @@ def choose_accel(target, kernel, initrd):
                               capture_output=True, text=True).stdout.strip()
                               or "/").stat().st_mtime))
     cache = config.cache_dir() / "accel-probe.json"
-    known = json.loads(cache.read_text()) if cache.exists() else {}
+    known = _read_probes(cache)
     if ident not in known:
-        probe_dir = config.cache_dir() / "accel-probe"
-        b = boot(target, kernel, initrd, probe_dir, "kvm", mode="probe",
-                 boot_timeout=10, run_timeout=15)
-        known[ident] = "kvm" if b.status == "complete" else "tcg"
+        with atomic.scratch_dir(config.cache_dir() / "accel-probe") as probe_dir:
+            b = boot(target, kernel, initrd, probe_dir, "kvm", mode="probe",
+                     boot_timeout=10, run_timeout=15)
+        known = dict(_read_probes(cache), **{ident: "kvm" if b.status == "complete" else "tcg"})
         progress("accel", "KVM probe: %s -> using %s" % (b.status, known[ident]))
-        cache.write_text(json.dumps(known, indent=1))
+        atomic.write(cache, json.dumps(known, indent=1))
     if known[ident] == "tcg":
         return "tcg"
     return "kvm"
+
+
+def _read_probes(path):
+    """The cached probe verdicts; a damaged file is as good as none."""
+    try:
+        known = json.loads(path.read_text())
+        return known if isinstance(known, dict) else {}
+    except (OSError, ValueError):
+        return {}

@@ -65,9 +65,8 @@ def render_text(matrix):
                                      else "(negative control)"])
         guests = k["guests"]
         rows.append(["(guest run)"] + [guests[t]["boot"] for t in targets] + [""])
-        rows.append(["(console)"] + [
-            "clean" if not guests[t].get("console") else
-            "%d problem(s)" % len(guests[t]["console"]) for t in targets] + [""])
+        rows.append(["(console)"] + [guests[t].get("console_status", "?")
+                                     for t in targets] + [""])
         rows.append(["(cpu)"] + [_cpu_cell(guests[t]) for t in targets] + [""])
         lines += _table(["case"] + targets + [last], rows)
         for t in targets:
@@ -80,11 +79,14 @@ def render_text(matrix):
     if matrix["kernel_comparison"] or ("series" in matrix["kernels"]
                                        and "stock" in matrix["kernels"]):
         lines.append("")
-        diffs = matrix["kernel_comparison"]
+        diffs = [d for d in matrix["kernel_comparison"] if d["ok"] is not None]
+        unseen = len(matrix["kernel_comparison"]) - len(diffs)
+        unseen = (" (%d case(s) not compared: MISS on one side)" % unseen) if unseen else ""
         if not diffs:
-            lines.append("== series vs stock: every case matches on every target")
+            lines.append("== series vs stock: every case %smatches on every target%s" % (
+                "that ran on both " if unseen else "", unseen))
         else:
-            lines.append("== series vs stock: %d difference(s)" % len(diffs))
+            lines.append("== series vs stock: %d difference(s)%s" % (len(diffs), unseen))
             for d in diffs:
                 lines.append("  %s on %s: %s%s" % (
                     d["case"], d["target"], d["difference"],
@@ -151,8 +153,11 @@ def render_junit(matrix):
             g = k["guests"][t]
             case(s, "%s.%s" % (kernel, t), "(guest run)",
                  "PASS" if g["boot"] == "complete" else "ERROR", g.get("detail", "") or g["boot"])
+            console = g.get("console_status", "clean" if g["boot"] == "complete" else "no-log")
             case(s, "%s.%s" % (kernel, t), "(console)",
-                 "FAIL" if g.get("console") else "PASS", "kernel trouble",
+                 "FAIL" if g.get("console") else "PASS" if console == "clean" else "SKIP",
+                 "kernel trouble" if g.get("console") else
+                 "not judged: guest %s, console %s" % (g["boot"], console),
                  "\n".join(c["line"] for c in g.get("console", [])))
             for row in k["cases"]:
                 cell = row["cells"].get(t)
@@ -176,7 +181,8 @@ def render_junit(matrix):
         s = suite("kernels")
         for d in matrix["kernel_comparison"]:
             case(s, "series-vs-stock", "%s@%s" % (d["case"], d["target"]),
-                 "PASS" if d["ok"] else "FAIL", d["difference"])
+                 "PASS" if d["ok"] else "SKIP" if d["ok"] is None else "FAIL",
+                 d["difference"])
         ctl = matrix.get("control")
         if ctl is not None and ctl["available"]:
             for r in ctl["rules"]:
@@ -195,20 +201,29 @@ def junit_totals(xml_text):
     return {k: int(root.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")}
 
 
-def closing_line(xml_text):
-    """The plain 'N passed, N failed' line CI systems read."""
+def totals(xml_text):
+    """{passed, failed, skipped} as junit.xml counts them: a pass is a
+    test case with no failure, error or skip element."""
     t = junit_totals(xml_text)
     failed = t["failures"] + t["errors"]
-    return "%d passed, %d failed, %d skipped" % (
-        t["tests"] - failed - t["skipped"], failed, t["skipped"])
+    return {"passed": t["tests"] - failed - t["skipped"], "failed": failed,
+            "skipped": t["skipped"]}
+
+
+def closing_line(xml_text):
+    """The plain 'N passed, N failed' line CI systems read."""
+    return "%(passed)d passed, %(failed)d failed, %(skipped)d skipped" % totals(xml_text)
 
 
 def write_all(matrix, out):
+    """matrix.txt, junit.xml and matrix.json; the three give the same
+    totals (matrix.json's summary.totals is counted from junit.xml)."""
     out.mkdir(parents=True, exist_ok=True)
     text = render_text(matrix)
     (out / "matrix.txt").write_text(text)
-    (out / "matrix.json").write_text(json.dumps(matrix, indent=1) + "\n")
     junit = render_junit(matrix)
     (out / "junit.xml").write_text(junit)
+    matrix["summary"]["totals"] = totals(junit)
+    (out / "matrix.json").write_text(json.dumps(matrix, indent=1) + "\n")
     (out / "kcidb.json").write_text(json.dumps(kcidb.report(matrix), indent=1) + "\n")
     return text + closing_line(junit) + "\n"

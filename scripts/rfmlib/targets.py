@@ -171,6 +171,8 @@ def select_targets(spec):
     if not spec:
         return TARGETS
     wanted = [s for s in spec.replace(",", " ").split() if s]
+    if not wanted:
+        raise ValueError("names no target; known: %s" % ", ".join(t.name for t in TARGETS))
     unknown = [w for w in wanted if w not in {t.name for t in TARGETS}]
     if unknown:
         raise ValueError("unknown target(s) %s; known: %s" % (
@@ -182,6 +184,8 @@ def select_kernels(spec, default):
     if not spec:
         return tuple(default)
     wanted = [s for s in spec.replace(",", " ").split() if s]
+    if not wanted:
+        raise ValueError("names no kernel; known: %s" % ", ".join(KERNEL_VARIANTS))
     unknown = [w for w in wanted if w not in KERNEL_VARIANTS]
     if unknown:
         raise ValueError("unknown kernel(s) %s; known: %s" % (

@@ -7,6 +7,11 @@ and only files whose content differs are replaced (with a new mtime), so
 the slot's kept build directory recompiles exactly what changed. A slot is
 locked by the run using it; every step leaves a state that the next run
 either trusts (a stamp written last) or repairs.
+
+Locks (flock, one file per tree): a run that uses a tree holds its lock
+shared; one that changes it (extracts, links, patches) holds it
+exclusive, so it waits until no other run uses the tree, and the others
+wait until it is done. Children that write a tree inherit the lock.
 """
 import fcntl
 import hashlib
@@ -14,11 +19,10 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import uuid
 
-from . import config, deps
-from .log import Fatal, progress
+from . import atomic, config, deps, procs
+from .log import Fatal, checkpoint, progress
 
 
 def read_series():
@@ -111,31 +115,33 @@ def check_installed_source():
 
 
 def pristine_tree():
-    """Extract the tarball into the cache once; verify its version."""
+    """Extract the tarball into the cache once; verify its version. The
+    tree is held shared until the run ends (it is never changed in place:
+    only extracted anew, which waits for every run using it)."""
     check_installed_source()
     root = tree_root()
-    root.mkdir(parents=True, exist_ok=True)
-    # Held while checking and extracting only: once stamped, the pristine
-    # tree never changes.
-    with open(root / "pristine.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _pristine_tree_locked(root)
-
-
-def _pristine_tree_locked(root):
     tree = root / "pristine" / config.LINUX_TOPDIR
     stamp = root / "pristine.stamp"
     st = config.LINUX_TARBALL.stat()
     ident = "%s %d %d" % (config.LINUX_TARBALL, st.st_size, int(st.st_mtime))
-    if not (stamp.exists() and stamp.read_text() == ident and tree.is_dir()):
-        progress("extract", "%s -> %s" % (config.LINUX_TARBALL, tree.parent))
-        shutil.rmtree(root / "pristine", ignore_errors=True)
-        stamp.unlink(missing_ok=True)
-        (root / "pristine").mkdir(parents=True)
-        subprocess.run(["tar", "-xf", str(config.LINUX_TARBALL),
-                        "-C", str(root / "pristine")], check=True)
-        (root / "pristine.generation").write_text(uuid.uuid4().hex + "\n")
-        stamp.write_text(ident)
+
+    def extracted():
+        return stamp.exists() and stamp.read_text() == ident and tree.is_dir()
+
+    _hold(root, "pristine", exclusive=False)
+    if not extracted():
+        lock = _hold(root, "pristine", exclusive=True)
+        if not extracted():
+            progress("extract", "%s -> %s" % (config.LINUX_TARBALL, tree.parent))
+            stamp.unlink(missing_ok=True)
+            # Build directories made from the old tree (stock's) start over.
+            atomic.write(root / "pristine.generation", uuid.uuid4().hex + "\n")
+            shutil.rmtree(root / "pristine", ignore_errors=True)
+            (root / "pristine").mkdir(parents=True)
+            procs.run(["tar", "-xf", str(config.LINUX_TARBALL),
+                       "-C", str(root / "pristine")], hold=[lock], check=True)
+            atomic.write(stamp, ident)
+        _hold(root, "pristine", exclusive=False)
     found = tree_version(tree)
     if found != config.LINUX_VERSION:
         raise Fatal("%s is Linux %s, the series was made for %s" % (
@@ -147,14 +153,14 @@ def apply_patch(tree, patch):
     """Apply with no fuzz and no offset, or fail naming the patch."""
     cmd = ["patch", "-p1", "--fuzz=0", "--forward", "--no-backup-if-mismatch",
            "-d", str(tree), "-i", str(patch)]
-    dry = subprocess.run(cmd + ["--dry-run"], capture_output=True, text=True)
+    dry = procs.run(cmd + ["--dry-run"], capture_output=True, text=True)
     inexact = [line for line in dry.stdout.splitlines()
                if "offset" in line or "fuzz" in line]
     if dry.returncode != 0 or inexact:
         raise Fatal("%s does not apply exactly to %s %s:\n%s" % (
             patch.name, config.LINUX_SOURCE_PACKAGE,
             config.LINUX_SOURCE_DEB_VERSION, (dry.stdout + dry.stderr)[-3000:]))
-    subprocess.run(cmd, check=True, capture_output=True)
+    procs.run(cmd, check=True, capture_output=True)
 
 
 def _write_fresh(dst, data):
@@ -177,12 +183,10 @@ def _read_json(path):
         return None
 
 
-def _slot_lock(root, slot, exclusive):
-    """Lock a slot for the rest of this run: shared to use it as it is,
-    exclusive to change it (then back to shared). A run that needs to
-    change a slot another run is using waits for that run to end, so a
-    tree is never re-patched under a running build; runs that use the
-    same state share it."""
+def _hold(root, slot, exclusive):
+    """Hold tree `slot`'s lock, shared or exclusive, until release() or the
+    end of the run; waits (saying so) while another run has it the other
+    way. Returns the lock file, for children to inherit."""
     lock = _SLOT_LOCKS.get(slot)
     if lock is None:
         root.mkdir(parents=True, exist_ok=True)
@@ -191,8 +195,17 @@ def _slot_lock(root, slot, exclusive):
     try:
         fcntl.flock(lock, mode | fcntl.LOCK_NB)
     except BlockingIOError:
-        progress("tree", "%s: waiting for another run using this tree" % slot)
+        progress("tree", "%s: waiting for another run %s this tree" % (
+            slot, "using" if exclusive else "changing"))
         fcntl.flock(lock, mode)
+    return lock
+
+
+def release(slot):
+    """Let other runs change tree `slot` (this run is done with it)."""
+    lock = _SLOT_LOCKS.pop(slot, None)
+    if lock is not None:
+        lock.close()
 
 
 _SLOT_LOCKS = {}
@@ -213,14 +226,19 @@ def update_tree(pristine, root, slot, patches):
     stamp_path = root / ("%s.stamp" % slot)
     journal_path = root / ("%s.journal" % slot)
     key = patch_key(patches)
-    _slot_lock(root, slot, exclusive=False)
-    state = _read_json(stamp_path)
-    if state and state.get("key") == key and tree.is_dir():
+
+    def stamped():
+        state = _read_json(stamp_path)
+        return state, bool(state and state.get("key") == key and tree.is_dir())
+
+    _hold(root, slot, exclusive=False)
+    state, ok = stamped()
+    if ok:
         return tree, key
-    _slot_lock(root, slot, exclusive=True)
-    state = _read_json(stamp_path)      # another run may have changed it
-    if state and state.get("key") == key and tree.is_dir():
-        _slot_lock(root, slot, exclusive=False)
+    lock = _hold(root, slot, exclusive=True)
+    state, ok = stamped()
+    if ok:
+        _hold(root, slot, exclusive=False)
         return tree, key
 
     want_touched = set().union(*(touched_files(p) for p in patches))
@@ -237,25 +255,30 @@ def update_tree(pristine, root, slot, patches):
 
     if not tree.is_dir():
         progress("tree", "%s: linking a copy of the pristine tree" % slot)
+        # A new tree: build directories made from an older one of this
+        # slot no longer describe it (see generation()). Said before the
+        # tree appears, so a run killed in between cannot leave a new tree
+        # under the old generation.
+        atomic.write(root / ("%s.generation" % slot), uuid.uuid4().hex + "\n")
         shutil.rmtree(tree.parent, ignore_errors=True)
         tmp = root / ("%s.linking" % slot)
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        subprocess.run(["cp", "-al", str(pristine), str(tmp / config.LINUX_TOPDIR)],
-                       check=True)
+        procs.run(["cp", "-al", str(pristine), str(tmp / config.LINUX_TOPDIR)],
+                  hold=[lock], check=True)
         os.replace(tmp, tree.parent)
-        # A new tree: build directories made from an older one of this
-        # slot no longer describe it (see generation()).
-        (root / ("%s.generation" % slot)).write_text(uuid.uuid4().hex + "\n")
     journal = set((_read_json(journal_path) or {}).get("touched", []))
     journal |= set((state or {}).get("touched", [])) | want_touched
     stamp_path.unlink(missing_ok=True)      # in flux until stamped again
-    journal_path.write_text(json.dumps({"touched": sorted(journal)}, indent=1))
+    atomic.write(journal_path, json.dumps({"touched": sorted(journal)}, indent=1))
 
     changed = 0
-    for rel in sorted(journal):
+    for n, rel in enumerate(sorted(journal)):
+        if n == len(journal) // 2:
+            checkpoint("tree-update")
         want = _content(scratch / rel) if rel in want_touched else _content(pristine / rel)
         dst = tree / rel
+        dst.with_name(".%s.rfm-tmp" % dst.name).unlink(missing_ok=True)  # a killed run's
         if want is None:
             if dst.exists() or dst.is_symlink():
                 dst.unlink()
@@ -264,11 +287,11 @@ def update_tree(pristine, root, slot, patches):
             _write_fresh(dst, want)
             changed += 1
     shutil.rmtree(scratch, ignore_errors=True)
-    stamp_path.write_text(json.dumps({
+    atomic.write(stamp_path, json.dumps({
         "key": key, "patches": [p.name for p in patches],
         "touched": sorted(want_touched)}, indent=1))
+    _hold(root, slot, exclusive=False)
     progress("tree", "%s: %d file(s) changed" % (slot, changed))
-    _slot_lock(root, slot, exclusive=False)
     return tree, key
 
 

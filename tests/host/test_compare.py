@@ -449,8 +449,12 @@ class MissingResults(unittest.TestCase):
             "x86_64-ia32", "truncated", boot="incomplete")}))
         s = m["summary"]
         self.assertEqual((s["exit_status"], s["failures"]), (2, []))
-        self.assertIn("series vs stock: smoke.death_one_lock on x86_64-ia32: "
-                      "status PASS vs MISS", s["incomplete"])
+        self.assertIn("stock: smoke.death_one_lock: incomplete: MISS on x86_64-ia32",
+                      s["incomplete"])
+        # Not compared with the series: no verdict either way.
+        row = [c for c in m["kernel_comparison"]
+               if (c["case"], c["target"]) == ("smoke.death_one_lock", "x86_64-ia32")]
+        self.assertEqual([c["ok"] for c in row], [None])
 
     def test_a_real_difference_next_to_a_missing_target_still_fails(self):
         runs = util.check_matrix(series={"i386": util.guest_run("i386", "fail_i386")})

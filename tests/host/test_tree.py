@@ -33,8 +33,12 @@ class UpdateTree(unittest.TestCase):
         self.patches = self.dir / "patches"
         self.patches.mkdir()
         # Each test is its own run: the slot locks of the last one are gone.
-        tree._SLOT_LOCKS.clear()
-        self.addCleanup(tree._SLOT_LOCKS.clear)
+        self.release_all()
+        self.addCleanup(self.release_all)
+
+    def release_all(self):
+        for slot in list(tree._SLOT_LOCKS):
+            tree.release(slot)
 
     def patch(self, name, text):
         p = self.patches / name

@@ -12,7 +12,7 @@ from unittest import mock
 
 from rfmlib import cli, compare, elf, guest, report, sharedlibs, targets
 from rfmlib.ktap import FAIL, MISS, PASS
-from rfmlib.log import Fatal
+from rfmlib.log import Fatal, Usage
 
 from tests.host import util
 
@@ -447,7 +447,7 @@ class KnobsAndMeta(unittest.TestCase):
             with mock.patch.dict(os.environ, {"LIBC": value}):
                 self.assertEqual(cli.libc_mode(), want)
         with mock.patch.dict(os.environ, {"LIBC": "dynamic"}):
-            with self.assertRaisesRegex(ValueError, "LIBC=dynamic: want static or shared"):
+            with self.assertRaisesRegex(Usage, "LIBC=dynamic: not one of static, shared"):
                 cli.libc_mode()
 
     def test_program_timeout_knob(self):
@@ -457,7 +457,7 @@ class KnobsAndMeta(unittest.TestCase):
             self.assertEqual(cli.program_timeout(), 1200)
         for bad in ("0", "-5", "5m", "1.5"):
             with mock.patch.dict(os.environ, {"PROGRAM_TIMEOUT": bad}):
-                with self.assertRaisesRegex(ValueError, "PROGRAM_TIMEOUT=%s: want a whole"
+                with self.assertRaisesRegex(Usage, "PROGRAM_TIMEOUT=%s: not a whole"
                                             % bad.replace(".", r"\.")):
                     cli.program_timeout()
 

@@ -294,23 +294,48 @@ static int death_pid_namespace(void)
 
 /* ---- a waiter blocked in FUTEX_WAIT is woken when the owner dies ---- */
 
-static int waiter(void *arg)
+/*
+ * Fork a waiter on lock 0 and return once it sleeps in FUTEX_WAIT. It
+ * exits 0 when woken, 2 when its bounded wait ran out (a lost wakeup),
+ * 3 on any other error.
+ */
+static pid_t start_sleeper(struct arena *a)
 {
-	struct arena *a = arg;
-	uint32_t seen = a->lock[0].futex;
+	pid_t pid;
 
-	a->note = 1;
-	/* Bounded: a lost wakeup is a timeout, reported as 2. */
-	if (rfm_futex_wait(&a->lock[0].futex, seen, 10000) == 0)
-		return 0;
-	return errno == ETIMEDOUT ? 2 : 3;
+	a->waiting = 0;
+	pid = fork();
+	if (pid == 0) {
+		uint32_t seen = a->lock[0].futex;
+
+		a->waiting = 1;
+		_exit(rfm_futex_wait(&a->lock[0].futex, seen, 5000) == 0 ? 0 :
+		      errno == ETIMEDOUT ? 2 : 3);
+	}
+	if (pid > 0 && !rfm_wait_sleeping(pid, &a->waiting)) {
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/* Reap the sleeper; its verdict as an observation, and 1 if it was woken. */
+static int sleeper_woken(pid_t sleeper)
+{
+	int status;
+
+	waitpid(sleeper, &status, 0);
+	rfm_obs("waiter", "%s", !WIFEXITED(status) ? "killed" :
+		WEXITSTATUS(status) == 0 ? "woken" :
+		WEXITSTATUS(status) == 2 ? "timeout" : "error");
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static int death_waiter_woken(void)
 {
 	struct arena *a = arena_new();
 	pid_t owner, sleeper;
-	int status;
+	int woken;
 
 	RFM_CHECK(a, "mmap");
 	owner = fork();
@@ -324,24 +349,13 @@ static int death_waiter_woken(void)
 	}
 	while (!a->owner_tid)
 		sched_yield();
-	sleeper = fork();
-	if (sleeper == 0)
-		_exit(waiter(a));
-	/* Kill the owner only once the waiter sleeps in FUTEX_WAIT. */
-	for (char st = '?'; !a->note || st != 'S'; ) {
-		st = rfm_proc_state(sleeper);
-		if (st == 'Z' || (st == '?' && a->note))
-			break;	/* it already returned: reported below */
-		sched_yield();
-	}
+	sleeper = start_sleeper(a);
+	RFM_CHECK(sleeper > 0, "the waiter never slept");
 	kill(owner, SIGKILL);
 	waitpid(owner, NULL, 0);
-	waitpid(sleeper, &status, 0);
+	woken = sleeper_woken(sleeper);
 	rfm_obs("word", "%#x", a->lock[0].futex);
-	rfm_obs("waiter", "%s", WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
-		"woken" : WEXITSTATUS(status) == 2 ? "timeout" : "error");
-	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "waiter status %#x (2: never woken)", status);
+	RFM_CHECK(woken, "the waiter was not woken");
 	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
 		  "word %#x", a->lock[0].futex);
 	return RFM_PASS;
@@ -428,7 +442,7 @@ static int death_exec_from_thread(void)
 {
 	struct arena *a = arena_new();
 	pid_t owner, sleeper;
-	int status;
+	int status, woken;
 
 	RFM_CHECK(a, "mmap");
 	owner = fork();
@@ -446,34 +460,23 @@ static int death_exec_from_thread(void)
 			RFM_CHECK(0, "the owner ended before its thread took the lock");
 		usleep(1000);
 	}
-	sleeper = fork();
-	if (sleeper == 0) {
-		uint32_t seen = a->lock[0].futex;
-
-		a->waiting = 1;
-		_exit(rfm_futex_wait(&a->lock[0].futex, seen, 5000) == 0 ? 0 :
-		      errno == ETIMEDOUT ? 2 : 3);
-	}
-	RFM_CHECK(rfm_wait_sleeping(sleeper, &a->waiting), "the waiter never slept");
+	sleeper = start_sleeper(a);
+	RFM_CHECK(sleeper > 0, "the waiter never slept");
 	a->note = 2;				/* now exec */
-	waitpid(sleeper, &status, 0);
+	woken = sleeper_woken(sleeper);
 	kill(owner, SIGKILL);
 	waitpid(owner, NULL, 0);
-	rfm_obs("waiter", "%s", WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
-		"woken" : WIFEXITED(status) && WEXITSTATUS(status) == 2 ? "timeout" :
-		"error");
 	if (a->lock[0].futex == a->owner_tid)
 		rfm_obs("word", "unchanged");
 	else
 		rfm_obs("word", "%#x", a->lock[0].futex);
-	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "waiter status %#x (2: never woken)", status);
+	RFM_CHECK(woken, "the waiter was not woken: the lock of the exec'ing thread "
+		  "was not released");
 	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
 		  "word %#x, the thread's TID was %#x", a->lock[0].futex,
 		  a->owner_tid & FUTEX_TID_MASK);
 	return RFM_PASS;
 }
-
 
 /* ---- how the walk treats each entry ---- */
 

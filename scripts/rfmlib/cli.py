@@ -585,7 +585,7 @@ def cmd_fuzz(_args):
     append = "rfm.fuzz_seed=%d rfm.fuzz_iterations=%d rfm.fuzz_seconds=%d" % (
         knobs.get("FUZZ_SEED", 1), knobs.get("FUZZ_ITERATIONS", 20000), seconds)
     return run_guest_suite("fuzz", append, ("seed", "iterations", "deaths", "checks",
-                                            "released", "failures"), seconds + 600)
+                                            "released", "wake_checks", "failures"), seconds + 600)
 
 
 def cmd_stress(_args):

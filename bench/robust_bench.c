@@ -18,7 +18,10 @@
  * printed as one JSON object per line ("# bench {...}") inside an
  * ordinary KTAP case, for the host to collect.
  *
- * Usage: robust_bench [max_n]   (default: ROBUST_LIST_LIMIT)
+ * Kernel command line: rfm.bench_max_n=N (the largest N, default
+ * ROBUST_LIST_LIMIT); rfm.bench_gate=1 measures only what the performance
+ * gate reads (the walk at the largest N, thread create+exit), three runs
+ * each: under QEMU's instruction count every run gives the same figure.
  */
 #include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
 
@@ -29,6 +32,8 @@
 #define THREAD_LOOPS	200
 
 static long max_n = ROBUST_LIST_LIMIT;
+static int gate_only;		/* rfm.bench_gate=1 */
+static int runs_per_point = RUNS;
 
 static uint64_t now_ns(void)
 {
@@ -192,7 +197,7 @@ static void emit(const char *path, const char *contention, long n,
 static int measure_kernel_walk(enum contention c, long n)
 {
 	uint64_t with[RUNS], without[RUNS], per[RUNS];
-	int runs = n > 100000 ? 5 : RUNS;
+	int runs = n > 100000 ? 5 : runs_per_point;
 
 	/* Interleaved, so drift hits both series alike. */
 	for (int r = 0; r < runs; r++) {
@@ -223,7 +228,7 @@ static int measure_user_unlock(enum contention c, long n)
 {
 	struct pool *p = pool_new(n);
 	uint64_t per[RUNS], total[RUNS];
-	int runs = n > 100000 ? 5 : RUNS;
+	int runs = n > 100000 ? 5 : runs_per_point;
 
 	RFM_CHECK(p, "mmap");
 	for (int r = 0; r < runs; r++) {
@@ -255,6 +260,11 @@ static long sweep[] = { 1, 16, 128, 1024, ROBUST_LIST_LIMIT };
 
 static int bench_sweep(enum contention c, int kernel)
 {
+	if (gate_only) {
+		if (!kernel || c == REAL_WAITERS)
+			return rfm_skip("rfm.bench_gate: not a figure of the gate");
+		return measure_kernel_walk(c, max_n);
+	}
 	for (size_t i = 0; i < RFM_ARRAY_SIZE(sweep); i++) {
 		long n = sweep[i] > max_n ? max_n : sweep[i];
 
@@ -307,7 +317,7 @@ static int thread_create_exit(void)
 	uint64_t v[3][RUNS];
 
 	/* Interleave the variants run by run, against drift. */
-	for (int r = 0; r < RUNS; r++) {
+	for (int r = 0; r < runs_per_point; r++) {
 		for (int k = 0; k < 3; k++) {
 			uint64_t t0 = now_ns();
 
@@ -323,11 +333,11 @@ static int thread_create_exit(void)
 		}
 	}
 	for (int k = 0; k < 3; k++) {
-		struct stats s = summarize(v[k], RUNS);
+		struct stats s = summarize(v[k], runs_per_point);
 
 		printf("# bench {\"path\": \"thread_create_exit\", \"list\": \"%s\", "
 		       "\"runs\": %d, \"ns\": %.1f, \"ns_q1\": %.1f, \"ns_q3\": %.1f}\n",
-		       thread_list_name[k], RUNS, s.median, s.q1, s.q3);
+		       thread_list_name[k], runs_per_point, s.median, s.q1, s.q3);
 	}
 	return RFM_PASS;
 }
@@ -402,5 +412,8 @@ int main(int argc, char **argv)
 	/* The size of the largest experiment comes from the kernel command
 	 * line (rfm.bench_max_n=), so one image serves every kernel. */
 	max_n = (long)rfm_cmdline_ulong("rfm.bench_max_n=", ROBUST_LIST_LIMIT);
+	gate_only = rfm_cmdline_ulong("rfm.bench_gate=", 0) != 0;
+	if (gate_only)
+		runs_per_point = 3;
 	return rfm_main(argc, argv, cases, RFM_ARRAY_SIZE(cases));
 }

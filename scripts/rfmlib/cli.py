@@ -225,7 +225,8 @@ def cmd_host_tests(_args):
     r = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s",
                         str(config.REPO / "tests" / "host"), "-t",
                         str(config.REPO), "-v"],
-                       cwd=config.REPO, env=dict(os.environ, PYTHONPATH=str(config.REPO / "scripts")))
+                       cwd=config.REPO,
+                       env=dict(os.environ, PYTHONPATH=str(config.REPO / "scripts")))
     return r.returncode
 
 
@@ -415,10 +416,6 @@ def cmd_abi(args):
     return 1 if drifts else 0
 
 
-def targets_user(targets, userland):
-    return next(t.user for t in targets if t.userland == userland)
-
-
 def bench_boot(k, t, image, initrd, d, accel, icount, append=""):
     """One boot of bench/robust_bench: its "# bench" records, or Fatal."""
     if k == "bench-1m":
@@ -539,12 +536,10 @@ def run_guest_suite(suite, append, keys, run_timeout):
     knobs.user_images(kernels, targets)
     deps.ensure()
     out = config.out_dir() / suite
-    pristine = tree.pristine_tree()
     images, unavailable, _ = build_kernels(kernels, targets)
     if unavailable:
         raise Fatal("; ".join("%s: %s" % kv for kv in unavailable.items()))
-    initrds = {u: guest.build_initramfs(pristine, targets_user(targets, u), suite=suite)[0]
-               for u in dict.fromkeys(t.userland for t in targets)}
+    initrds = {u: cpio for u, (cpio, _) in initramfs_images(targets, suite=suite).items()}
     accel = knobs.get("ACCEL", "tcg")
     shutil.rmtree(out, ignore_errors=True)
     # Timeouts nest: the harness's per case, init's per program (below),

@@ -188,7 +188,8 @@ def prepare_build_dir(build_dir, src_tree, label):
     elif marker.exists():
         since = marker.stat().st_mtime
         stale = [p for p in _files(build_dir)
-                 if p.name not in (".rfm-lock", BUILDING, GENERATION) and p.lstat().st_mtime >= since]
+                 if p.name not in (".rfm-lock", BUILDING, GENERATION)
+                 and p.lstat().st_mtime >= since]
         progress("build", "%s: an earlier build was interrupted; removing the %d file(s) "
                  "it wrote" % (label, len(stale)))
         for p in stale:

@@ -18,7 +18,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: knobs-check host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check perf-gate mutate-short
+check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check perf-gate mutate-short
 
 ## knobs: every variable the commands read: default, meaning, who reads it
 knobs:

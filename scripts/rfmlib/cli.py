@@ -114,15 +114,16 @@ def run_meta(accel, described, extra=None):
 
 def matrix_run(kernels, targets, extra):
     libc, timeout = libc_mode(), program_timeout()
-    if timeout >= qemu.RUN_TIMEOUT:
+    run_timeout = knobs.get("RUN_TIMEOUT", qemu.RUN_TIMEOUT)
+    if timeout >= run_timeout:
         warn("PROGRAM_TIMEOUT=%d is not below RUN_TIMEOUT=%d: one hung program "
              "ends the guest, and the programs after it are reported as not run"
-             % (timeout, qemu.RUN_TIMEOUT))
+             % (timeout, run_timeout))
     deps.ensure()
     out = config.out_dir()
     # No verdict of an earlier run may outlive this one's start: a run that
     # is killed leaves no matrix (make report then says so), never an old one.
-    for name in ("run.json", "matrix.txt", "matrix.json", "junit.xml"):
+    for name in ("run.json", "matrix.txt", "matrix.json", "junit.xml", "kcidb.json"):
         (out / name).unlink(missing_ok=True)
     images, unavailable, described = build_kernels(kernels, targets)
     initrds = initramfs_images(targets, extra, libc=libc)

@@ -62,6 +62,11 @@ def apt_install(specs):
                 ["apt-get", "install", "-y", "-q", "--allow-downgrades"]
                 + specs):
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        pinned = _wanted_spec(config.LINUX_SOURCE_PACKAGE)
+        if r.returncode != 0 and pinned in specs and "was not found" in r.stderr:
+            raise Fatal("%s is no longer in Debian's archive: the series is pinned to "
+                        "that tree (LINUX_SOURCE_DEB_VERSION in scripts/rfmlib/config.py)"
+                        % pinned)
         if r.returncode != 0:
             raise Fatal("%s failed:\n%s" % (" ".join(cmd),
                                              r.stdout[-2000:] + r.stderr[-2000:]))

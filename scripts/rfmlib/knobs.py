@@ -183,10 +183,11 @@ class Knob:
 KNOBS = (
     Knob("KERNELS", kernel_list, "per command",
          "kernel variants, comma separated (see the README's variant table)",
-         MATRIX + ("kernels", "bench", "fuzz", "stress")),
+         MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key")),
     Knob("TARGETS", target_list, "all",
          "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS),
-         MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress")),
+         MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
+                   "perf-gate", "merge", "cache-key")),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),
     Knob("EXTRA", extra_dir, None, "a directory of your own static test programs",

@@ -291,8 +291,19 @@ class Selection(unittest.TestCase):
                          ["x86_64-ia32", "i386"])
 
     def test_unknown_target(self):
-        with self.assertRaisesRegex(ValueError, "arm64.*known: x86_64, x86_64-ia32, i386"):
-            targets.select_targets("x86_64,arm64")
+        with self.assertRaisesRegex(ValueError, "riscv64.*known: x86_64, x86_64-ia32, i386"
+                                    ".*groups: x86, arm, all"):
+            targets.select_targets("x86_64,riscv64")
+
+    def test_groups(self):
+        names = lambda spec: [t.name for t in targets.select_targets(spec)]
+        x86 = ["x86_64", "x86_64-ia32", "i386", "x86_64-x32", "i386-pentium3"]
+        arm = ["arm64", "arm64-aarch32", "armhf"]
+        self.assertEqual(names(""), x86)            # the default: x86
+        self.assertEqual(names("x86"), x86)
+        self.assertEqual(names("arm"), arm)
+        self.assertEqual(names("all"), x86 + arm)
+        self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
     def test_kernels(self):
         self.assertEqual(targets.select_kernels("", ("series",)), ("series",))
@@ -309,7 +320,13 @@ class Selection(unittest.TestCase):
         self.assertEqual([targets.target(n).user.cflag for n in util.TARGET_NAMES],
                          ["-m64", "-m32", "-m32"])
         self.assertEqual(targets.target("x86_64-x32").user.cflag, "-mx32")
-        self.assertRaises(KeyError, targets.target, "arm64")
+        # Both ARM 32-bit targets, compat and native, are of the ILP32
+        # group; arm64 is LP64 like x86_64.
+        self.assertEqual(abi["arm64-aarch32"], abi["i386"])
+        self.assertEqual(abi["armhf"], abi["i386"])
+        self.assertEqual(abi["arm64"], abi["x86_64"])
+        self.assertEqual(targets.target("arm64-aarch32").kconfig, "arm64")
+        self.assertRaises(KeyError, targets.target, "riscv64")
 
 
 if __name__ == "__main__":

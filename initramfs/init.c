@@ -29,6 +29,11 @@
  * i386 targets, so their whole user space is 32-bit. Always static: the
  * image may hold shared libraries for the programs, never for init.
  *
+ * /lib/modules/rfm/NN-NAME.ko, when the image has them (a prebuilt kernel
+ * whose results port is a module, such as Debian's ARM kernels with their
+ * virtio console), are loaded in name order before the results port is
+ * opened.
+ *
  * /etc/rfm-library-path, when the image has one, becomes the programs'
  * LD_LIBRARY_PATH: the guest has no ld.so.cache, so this is how the
  * loader finds libraries the host found through its own cache.
@@ -48,6 +53,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -58,6 +64,7 @@
 #define RESULTS_PORT	"/dev/ttyS1"	/* without rfm.results= */
 #define CONSOLE_PORT	"ttyS0"		/* without console= */
 #define LIBRARY_PATH_FILE	"/etc/rfm-library-path"
+#define MODULES_DIR	"/lib/modules/rfm"
 #define PF_KTHREAD	0x00200000	/* the kernel's per-task flag */
 #define COMPLETE_MARKER	"# rfm-complete"
 
@@ -137,14 +144,48 @@ static const char *cmdline_get(const char *key, const char *def)
 	return def;
 }
 
+static int by_name(const void *a, const void *b);
+
+/* Load the modules of MODULES_DIR, in name order; say what fails. */
+static void load_modules(void)
+{
+	char *names[64], path[512];
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(MODULES_DIR);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 64)
+		if (de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), by_name);
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", MODULES_DIR, names[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || syscall(SYS_finit_module, fd, "", 0))
+			say("loading %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(names[i]);
+	}
+}
+
 static FILE *open_results_port(void)
 {
 	struct termios t;
 	char port[256];
 	int fd;
 
+	load_modules();
 	snprintf(port, sizeof(port), "%s", cmdline_get("rfm.results", RESULTS_PORT));
-	fd = open(port, O_WRONLY | O_NOCTTY);
+	/* A port a module just made may take a moment to appear. */
+	for (int tries = 0; (fd = open(port, O_WRONLY | O_NOCTTY)) < 0 &&
+	     (errno == ENOENT || errno == ENODEV || errno == ENXIO) && tries < 50; tries++)
+		usleep(100000);
 	if (fd < 0) {
 		say("cannot open %s: %s", port, strerror(errno));
 		return NULL;

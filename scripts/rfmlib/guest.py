@@ -209,6 +209,35 @@ def busybox(user):
     return path
 
 
+def initrd_for(kernel_dir, cpio):
+    """The initramfs a kernel boots: `cpio` itself, or, for a prebuilt
+    kernel with a modules/ directory (prebuilt.MODULES), `cpio` followed
+    by a second archive holding them in /lib/modules/rfm (the kernel
+    unpacks one archive after the other; init loads them)."""
+    modules = Path(kernel_dir) / "modules"
+    if not modules.is_dir():
+        return cpio
+    files = sorted(modules.iterdir())
+    key = _hash_files([cpio] + files)
+    out = config.cache_dir() / "initramfs" / ("%s+modules-%s.cpio" % (Path(cpio).stem, key))
+    if out.exists():
+        return out
+    tool = config.cache_dir() / "tools" / "gen_init_cpio"
+    if not tool.exists():
+        from . import tree
+        tool = gen_init_cpio(tree.pristine_tree())
+    spec = ["dir /lib 0755 0 0", "dir /lib/modules 0755 0 0",
+            "dir /lib/modules/rfm 0755 0 0"]
+    spec += ["file /lib/modules/rfm/%s %s 0644 0 0" % (f.name, f) for f in files]
+    spec_path = out.with_suffix(".list")
+    atomic.write(spec_path, "\n".join(spec) + "\n")
+    with atomic.new_file(out) as tmp, open(tmp, "wb") as f:
+        f.write(Path(cpio).read_bytes())
+        f.flush()
+        subprocess.run([str(tool), str(spec_path)], stdout=f, check=True)
+    return out
+
+
 def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
     """The cpio archive for a userland (built without root)."""
     programs = build_programs(user, suite, libc)

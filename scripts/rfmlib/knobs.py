@@ -287,6 +287,9 @@ def user_images(kernels, targets):
                      % (name, ",".join(kernels)))
         return
     for t in targets:
+        if not t.x86:
+            raise Usage("KERNELS=user boots x86 kernels only (BZIMAGE, BZIMAGE32); "
+                        "leave target %s out (TARGETS=x86)" % t.name)
         var = "BZIMAGE" if t.kconfig == "x86_64" else "BZIMAGE32"
         if raw(var) is None:
             raise Usage("target %s with the user kernel needs %s=<a %s bzImage>" % (

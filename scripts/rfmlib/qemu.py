@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import atomic, config, knobs, ktap, procs
+from . import atomic, config, guest, knobs, ktap, procs
 from .log import one_line, progress
 from .targets import HARDENING_CPU_FLAGS
 
@@ -88,6 +88,7 @@ class Boot:
 def qemu_command(target, kernel, initrd, accel, mode, console, results, append="",
                  icount=False):
     """icount: count instructions instead of time (TCG only)."""
+    initrd = guest.initrd_for(Path(kernel).parent, initrd)    # + its modules
     if target.x86:
         clock = ICOUNT_TSC_HINT if icount else tsc_hint(accel)
     else:

@@ -149,7 +149,7 @@ KERNEL_CONFIGS = {
 }
 
 # What bisect-check builds after every patch of the series.
-BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386")
+BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm")
 
 # CPU features that decide how the kernel's user accesses are hardened:
 # SMAP (a user access outside a STAC window faults) and SMEP, and SSE2

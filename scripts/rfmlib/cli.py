@@ -46,6 +46,12 @@ def build_kernels(kernels, targets):
         described[kernel] = "%s + %d patch(es)" % (config.LINUX_VERSION, len(patches))
         slot = kernel if patches else "stock"
         extra = KERNEL_VARIANTS[kernel].get("fragments", {})
+        lacking = sorted({t.kconfig for t in targets} - set(extra)) if extra else []
+        if lacking:
+            raise Usage("KERNELS=%s has no config fragments for the %s kernel(s) "
+                        "(targets %s); choose other targets, or KERNELS=series" % (
+                            kernel, ", ".join(lacking),
+                            ", ".join(t.name for t in targets if t.kconfig in lacking)))
         for kc in sorted({t.kconfig for t in targets}):
             images[(kernel, kc)] = kbuild.build(
                 slot, patches, kc, label="%s/%s" % (kernel, kc),

@@ -18,7 +18,7 @@ from pathlib import Path
 from . import atomic, compare, config, deps, guest, kbuild, knobs, ktap, procs, qemu, report, tree
 from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
-                      KERNEL_VARIANTS, TARGETS, select_targets, target)
+                      KERNEL_CONFIGS, KERNEL_VARIANTS, TARGETS, select_targets, target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -146,8 +146,9 @@ def matrix_run(kernels, targets, extra):
     meta["program_timeout"] = timeout
     meta["libc"] = {t.name: guest.libc_used(t.user, libc) for t in targets}
     from . import merge
-    meta["provenance"] = merge.provenance(kernels, targets, images, unavailable, initrds,
-                                          kbuild._compiler_ident())
+    meta["provenance"] = merge.provenance(
+        kernels, targets, images, unavailable, initrds,
+        {kc: kbuild.compiler_ident(KERNEL_CONFIGS[kc]) for kc in {t.kconfig for t in targets}})
     atomic.write(out / "run.json", json.dumps({
         "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
         "unavailable": unavailable,

@@ -18,7 +18,7 @@ from pathlib import Path
 from . import atomic, compare, config, deps, guest, kbuild, knobs, ktap, procs, qemu, report, tree
 from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
-                      KERNEL_CONFIGS, KERNEL_VARIANTS, TARGETS, select_targets, target)
+                      KERNEL_CONFIGS, KERNEL_VARIANTS, select_targets, target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -199,7 +199,7 @@ def cmd_cache_key(args):
     from . import ci
     deps.require_commands("gcc")    # the compiler is part of every key
     kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
-    keys = ci.kernel_keys(kernels, knobs.get("TARGETS", TARGETS))
+    keys = ci.kernel_keys(kernels, knobs.get("TARGETS", select_targets("")))
     if args.list:
         for kernel, kc, key in keys:
             print("%s/%s %s" % (kernel, kc, key))
@@ -239,7 +239,7 @@ def cmd_host_tests(_args):
 
 def cmd_kernels(_args):
     kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     knobs.user_images(kernels, targets)
     deps.ensure()
     _, unavailable, _ = build_kernels(kernels, targets)
@@ -270,7 +270,7 @@ def cmd_shell(_args):
 def cmd_guest_selftest(_args):
     """Prove the failure paths on a real guest: a kernel that panics must
     give exit 1, a guest that hangs exit 2; neither may ever give 0."""
-    t = knobs.get("TARGETS", TARGETS)[0]
+    t = knobs.get("TARGETS", select_targets(""))[0]
     deps.ensure()
     kernel = "stock"
     images, _, _ = build_kernels((kernel,), (t,))
@@ -478,7 +478,7 @@ def cmd_bench(_args):
     wall clock and by QEMU's instruction count."""
     from . import bench
     kernels = knobs.get("KERNELS", BENCH_KERNELS)
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     knobs.user_images(kernels, targets)
     deps.ensure(extra=("gnuplot-nox",))
     out = config.out_dir() / "bench"
@@ -504,7 +504,7 @@ def cmd_perf_gate(_args):
     must keep to bench.gate()'s rules."""
     from . import bench
     deps.ensure()
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     out = config.out_dir() / "perf-gate"
     shutil.rmtree(out, ignore_errors=True)
     runs = []
@@ -539,7 +539,7 @@ def run_guest_suite(suite, append, keys, run_timeout):
     A row passes only if the guest completed, every case passed and the
     console shows no kernel warning, oops or lockdep/KASAN report."""
     kernels = knobs.get("KERNELS", ("debug",))
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     knobs.user_images(kernels, targets)
     deps.ensure()
     out = config.out_dir() / suite
@@ -629,7 +629,7 @@ def cmd_mutate(_args):
     deps.ensure()
     catalogue = knobs.get("MUTANTS", config.REPO / "tests" / "mutants").resolve()
     mutants = mutate.load_catalogue(catalogue, knobs.get("MUTANT", ""))
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     series = tree.patches_for("all")
     if not series:
         raise Fatal("patches/series is empty: there is no series to mutate")

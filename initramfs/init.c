@@ -4,8 +4,9 @@
  *
  * Mounts the pseudo file systems, runs every program in /tests (sorted by
  * name, each with a timeout and in its own session), and reports KTAP on
- * the results port: the second serial port, so that kernel messages on
- * the console can never interleave with results. Each program's own KTAP
+ * the results port (a port of its own: the second serial port on x86,
+ * a virtio console on ARM), so that kernel messages on the console can
+ * never interleave with results. Each program's own KTAP
  * is nested as a subtest. After each program every other process is
  * ended, so nothing one program started can touch the next; a program
  * that left processes behind fails, naming them. The last line is the
@@ -21,10 +22,17 @@
  *	rfm.timeout=SECONDS		per program (default 300)
  *	rfm.only=PROG[,PROG...]		run only these programs of /tests
  *	rfm.target=NAME			echoed into the report
+ *	rfm.results=DEVICE		the results port (default /dev/ttyS1)
+ *	console=NAME[,OPTIONS]		the shell's terminal (default ttyS0)
  *
  * Built once per word size: the 32-bit build is the init of the ia32 and
  * i386 targets, so their whole user space is 32-bit. Always static: the
  * image may hold shared libraries for the programs, never for init.
+ *
+ * /lib/modules/rfm/NN-NAME.ko, when the image has them (a prebuilt kernel
+ * whose results port is a module, such as Debian's ARM kernels with their
+ * virtio console), are loaded in name order before the results port is
+ * opened.
  *
  * /etc/rfm-library-path, when the image has one, becomes the programs'
  * LD_LIBRARY_PATH: the guest has no ld.so.cache, so this is how the
@@ -45,6 +53,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -52,9 +61,10 @@
 #include <unistd.h>
 
 #define TESTS_DIR	"/tests"
-#define RESULTS_PORT	"/dev/ttyS1"
-#define CONSOLE_PORT	"/dev/ttyS0"
+#define RESULTS_PORT	"/dev/ttyS1"	/* without rfm.results= */
+#define CONSOLE_PORT	"ttyS0"		/* without console= */
 #define LIBRARY_PATH_FILE	"/etc/rfm-library-path"
+#define MODULES_DIR	"/lib/modules/rfm"
 #define PF_KTHREAD	0x00200000	/* the kernel's per-task flag */
 #define COMPLETE_MARKER	"# rfm-complete"
 
@@ -134,13 +144,50 @@ static const char *cmdline_get(const char *key, const char *def)
 	return def;
 }
 
+static int by_name(const void *a, const void *b);
+
+/* Load the modules of MODULES_DIR, in name order; say what fails. */
+static void load_modules(void)
+{
+	char *names[64], path[512];
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(MODULES_DIR);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 64)
+		if (de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), by_name);
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", MODULES_DIR, names[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || syscall(SYS_finit_module, fd, "", 0))
+			say("loading %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(names[i]);
+	}
+}
+
 static FILE *open_results_port(void)
 {
 	struct termios t;
-	int fd = open(RESULTS_PORT, O_WRONLY | O_NOCTTY);
+	char port[256];
+	int fd;
 
+	load_modules();
+	snprintf(port, sizeof(port), "%s", cmdline_get("rfm.results", RESULTS_PORT));
+	/* A port a module just made may take a moment to appear. */
+	for (int tries = 0; (fd = open(port, O_WRONLY | O_NOCTTY)) < 0 &&
+	     (errno == ENOENT || errno == ENODEV || errno == ENXIO) && tries < 50; tries++)
+		usleep(100000);
 	if (fd < 0) {
-		say("cannot open %s: %s", RESULTS_PORT, strerror(errno));
+		say("cannot open %s: %s", port, strerror(errno));
 		return NULL;
 	}
 	/* Raw: no \r\n translation, the host reads exactly what we write. */
@@ -482,14 +529,19 @@ static void run_tests(void)
 static void run_shell(void)
 {
 	pid_t pid;
+	char console[256];
 
-	say("shell mode: busybox sh on %s; 'exit' powers off", CONSOLE_PORT);
+	/* console=ttyAMA0,115200: the device is the part before the comma. */
+	snprintf(console, sizeof(console), "/dev/%s",
+		 cmdline_get("console", CONSOLE_PORT));
+	console[strcspn(console, ",")] = '\0';
+	say("shell mode: busybox sh on %s; 'exit' powers off", console);
 	pid = fork();
 	if (pid == 0) {
 		int fd;
 
 		setsid();
-		fd = open(CONSOLE_PORT, O_RDWR);
+		fd = open(console, O_RDWR);
 		if (fd >= 0) {
 			ioctl(fd, TIOCSCTTY, 0);
 			dup2(fd, 0);

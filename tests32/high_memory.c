@@ -2,11 +2,12 @@
 /*
  * high_memory: a 32-bit list above 3 GiB.
  *
- * A 32-bit task on an x86_64 kernel has the whole 4 GiB below it, so its
- * robust list may live above 3 GiB and the compat walk must follow it
- * there. A native i386 kernel with the default 3G/1G split reserves that
- * range for itself and the mapping is refused. The difference is named in
- * the matrix ([target: ...]), not skipped.
+ * A 32-bit task on a 64-bit kernel (x86_64, arm64) has the whole 4 GiB
+ * below it, so its robust list may live above 3 GiB and the compat walk
+ * must follow it there. A native 32-bit kernel (i386, arm) with the
+ * default 3G/1G split reserves that range for itself and the mapping is
+ * refused. The difference is named in the matrix ([target: ...]), not
+ * skipped.
  *
  * With the whole 4 GiB, entry + futex_offset can wrap around it: the
  * 32-bit task computes the address in 32 bits, and so must the kernel
@@ -35,25 +36,27 @@ static int compat_list_above_3g(void)
 	struct utsname u;
 	struct robust_list_head *head;
 	struct rfm_lock *lock;
-	int on_x86_64, status;
+	int on_64bit, status;
 
 	uname(&u);
-	on_x86_64 = !strcmp(u.machine, "x86_64");
+	/* A compat task sees the 64-bit kernel's machine (no PER_LINUX32). */
+	on_64bit = !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "aarch64");
 	head = mmap(HIGH, 4096, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	printf("# obs map_above_3g=%s [target: a 32-bit task has 4 GiB under an "
-	       "x86_64 kernel, 3 GiB under i386's 3G/1G split]\n",
+	printf("# obs map_above_3g=%s [target: a 32-bit task has 4 GiB under a "
+	       "64-bit kernel, 3 GiB under a 32-bit kernel's 3G/1G split]\n",
 	       head == MAP_FAILED ? "refused" : "mapped");
-	if (!on_x86_64) {
-		printf("# obs word=none [target: no list above 3 GiB on i386]\n");
+	if (!on_64bit) {
+		printf("# obs word=none [target: no list above 3 GiB on a 32-bit kernel]\n");
 		RFM_CHECK(head == MAP_FAILED, "mapped %p on a %s kernel", (void *)head,
 			  u.machine);
 		return RFM_PASS;
 	}
-	RFM_CHECK(head == HIGH, "mmap above 3 GiB on x86_64: %s", strerror(errno));
+	RFM_CHECK(head == HIGH, "mmap above 3 GiB on %s: %s", u.machine, strerror(errno));
 	lock = (void *)(head + 1);
 	status = rfm_run_child(owner_high, head);
-	printf("# obs word=%#x [target: no list above 3 GiB on i386]\n", lock->futex);
+	printf("# obs word=%#x [target: no list above 3 GiB on a 32-bit kernel]\n",
+	       lock->futex);
 	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "owner %#x", status);
 	RFM_CHECK(lock->futex == FUTEX_OWNER_DIED, "word %#x", lock->futex);
 	return RFM_PASS;
@@ -96,14 +99,15 @@ static int offset_wraps(uintptr_t entry, uintptr_t word)
 
 	RFM_CHECK(low, "mmap at %p: %s", WRAP_LOW, strerror(errno));
 	printf("# obs futex_offset=%ld\n", (long)(uint32_t)(word - entry));
-	printf("# obs map_high=%s [target: a 32-bit task has 4 GiB under an x86_64 "
-	       "kernel, 3 GiB under i386's 3G/1G split]\n", high ? "mapped" : "refused");
+	printf("# obs map_high=%s [target: a 32-bit task has 4 GiB under a 64-bit "
+	       "kernel, 3 GiB under a 32-bit kernel's 3G/1G split]\n",
+	       high ? "mapped" : "refused");
 	if (!high) {
-		printf("# obs word=none [target: no address above 3 GiB on i386]\n");
+		printf("# obs word=none [target: no address above 3 GiB on a 32-bit kernel]\n");
 		return RFM_PASS;
 	}
 	status = rfm_run_child(owner_wrap, &w);
-	printf("# obs word=%#x [target: no address above 3 GiB on i386]\n",
+	printf("# obs word=%#x [target: no address above 3 GiB on a 32-bit kernel]\n",
 	       *(uint32_t *)word);
 	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "owner %#x", status);
 	RFM_CHECK(*(uint32_t *)word == FUTEX_OWNER_DIED, "word %#x at %p",

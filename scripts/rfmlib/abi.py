@@ -1,12 +1,16 @@
 """The ABI gate: abi/expected.abi against headers, pahole and syscall tables.
 
-For each ABI (lp64 -m64, ilp32 -m32, x32 -mx32) abi/abi_check.c is
-compiled against the kernel tree's exported uapi headers and against the
-system's /usr/include; its _Static_asserts fail on drift, and the values
-it leaves in the assembly fill the table. pahole dumps of the user structs
-are diffed against abi/pahole/<abi>.txt, the tree's syscall tables are
-read row by row, and the kernel's own compat_robust_list_head (from a
-kernel object built with -g) is set beside the ILP32 user layout.
+For each ABI (x86: lp64 -m64, ilp32 -m32, x32 -mx32; ARM: aapcs64 and
+eabi, with clang's --target=) abi/abi_check.c is compiled against the
+kernel tree's exported uapi headers of the ABI's architecture and against
+the system's headers of that ABI (/usr/include, or the cross C library's);
+its _Static_asserts fail on drift, and the values it leaves in the
+assembly fill the table. pahole dumps of the user structs are diffed
+against abi/pahole/<abi>.txt, the tree's syscall tables (x86's .tbl
+files, ARM's syscall.tbl, the generic unistd.h of arm64 and arm64's
+AArch32 compat unistd32.h) are read row by row, and the kernel's own
+compat_robust_list_head (from a kernel object built with -g) is set
+beside the ILP32 user layout.
 """
 import difflib
 import hashlib
@@ -17,10 +21,35 @@ from pathlib import Path
 
 from . import config, deps, kbuild
 from .log import Fatal, progress
+from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC
 
 ABI_DIR = config.REPO / "abi"
-ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32"}
+# ABI -> the compiler flag that selects it (with CROSS_CC for ARM).
+ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32",
+        "aapcs64": "--target=" + ARM64_TRIPLE, "eabi": "--target=" + ARMHF_TRIPLE}
+# ABI -> the ARCH= whose exported headers it reads.
+HEADER_ARCH = {"lp64": "x86", "ilp32": "x86", "x32": "x86",
+               "aapcs64": "arm64", "eabi": "arm"}
 PAHOLE_TYPES = "robust_list_head,robust_list"
+
+# The syscall tables read for table.TBL.NR items: TBL -> (file, format).
+# "tbl": NR ABI NAME ENTRY [COMPAT_ENTRY] rows; "unistd": #define __NR_name
+# NR plus __SYSCALL(__NR_name, entry) or __SC_COMP(__NR_name, entry,
+# compat_entry) macros, as in the generic table arm64 uses and arm64's
+# table for AArch32 tasks.
+SYSCALL_TABLES = {
+    "32": ("arch/x86/entry/syscalls/syscall_32.tbl", "tbl"),
+    "64": ("arch/x86/entry/syscalls/syscall_64.tbl", "tbl"),
+    "arm": ("arch/arm/tools/syscall.tbl", "tbl"),
+    "generic": ("include/uapi/asm-generic/unistd.h", "unistd"),
+    "arm64compat": ("arch/arm64/include/asm/unistd32.h", "unistd"),
+}
+
+
+def compiler(abi):
+    """The compiler command of an ABI: gcc -mFLAG, or clang --target=."""
+    flag = ABIS[abi]
+    return [CROSS_CC, flag] if flag.startswith("--target=") else ["gcc", flag]
 
 
 def parse_expected(path):
@@ -58,9 +87,10 @@ def expected_header(abi, items):
     return "\n".join(lines) + "\n"
 
 
-def _gcc_include():
-    return subprocess.run(["gcc", "-print-file-name=include"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+def _gcc_include(abi="lp64"):
+    """The compiler's own headers (stddef.h), which -nostdinc leaves out."""
+    return subprocess.run(compiler(abi) + ["-print-file-name=include"],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def compile_check(abi, items, headers, workdir):
@@ -68,14 +98,16 @@ def compile_check(abi, items, headers, workdir):
     workdir.mkdir(parents=True, exist_ok=True)
     hdr = workdir / ("expected-%s.h" % abi)
     hdr.write_text(expected_header(abi, items))
-    cmd = ["gcc", ABIS[abi], "-S", "-o", "-", "-include", str(hdr)]
+    cmd = compiler(abi) + ["-S", "-o", "-", "-include", str(hdr)]
     if headers is not None:
         # The kernel's headers alone: no libc, only the compiler's own.
-        cmd += ["-nostdinc", "-isystem", _gcc_include(), "-I", str(headers)]
+        cmd += ["-nostdinc", "-isystem", _gcc_include(abi), "-I", str(headers)]
     r = subprocess.run(cmd + [str(ABI_DIR / "abi_check.c")], capture_output=True,
                        text=True)
     if r.returncode != 0:
-        drift = re.findall(r'static assertion failed: "([^"]+)"', r.stderr)
+        # gcc: static assertion failed: "MSG"; clang: static_assert
+        # failed due to requirement '...' "MSG".
+        drift = re.findall(r'static(?: assertion|_assert) failed[^"\n]*"([^"]+)"', r.stderr)
         if not drift:
             raise Fatal("compiling abi_check.c %s failed:\n%s" % (ABIS[abi], r.stderr[-2000:]))
         return {}, drift
@@ -88,9 +120,9 @@ def pahole_dump(abi, headers, workdir, types=PAHOLE_TYPES):
     """pahole of the user structs from an object built with -g."""
     obj = workdir / ("layout-%s.o" % abi)
     hdr = workdir / ("expected-%s.h" % abi)
-    cmd = ["gcc", ABIS[abi], "-g", "-c", "-o", str(obj), "-include", str(hdr)]
+    cmd = compiler(abi) + ["-g", "-c", "-o", str(obj), "-include", str(hdr)]
     if headers is not None:
-        cmd += ["-nostdinc", "-isystem", _gcc_include(), "-I", str(headers)]
+        cmd += ["-nostdinc", "-isystem", _gcc_include(abi), "-I", str(headers)]
     r = subprocess.run(cmd + [str(ABI_DIR / "abi_check.c")], capture_output=True,
                        text=True)
     if r.returncode != 0:
@@ -135,11 +167,34 @@ def pahole_values(dump):
     return values
 
 
-def syscall_rows(tree):
-    """{"64.273": "64 set_robust_list sys_set_robust_list", ...}."""
+def unistd_rows(text):
+    """{NR: "name entry [compat_entry]"} of a unistd.h-style table."""
+    text = text.replace("\\\n", " ")
+    numbers = {m.group(1): m.group(2) for m in
+               re.finditer(r"^#define __NR_(\w+)\s+(\d+)\s*$", text, re.M)}
     rows = {}
-    for tbl in ("32", "64"):
-        path = tree / ("arch/x86/entry/syscalls/syscall_%s.tbl" % tbl)
+    for m in re.finditer(r"^\s*__(?:SYSCALL|SC_\w+)\(__NR_(\w+),\s*([^)]*)\)", text, re.M):
+        name = m.group(1)
+        if name in numbers:
+            entries = [e.strip() for e in m.group(2).split(",")]
+            rows[numbers[name]] = " ".join([name] + entries)
+    return rows
+
+
+def syscall_rows(tree):
+    """{"64.273": "64 set_robust_list sys_set_robust_list",
+    "generic.99": "set_robust_list sys_set_robust_list
+    compat_sys_set_robust_list", ...}: the rows of every table a tree
+    has (a table the tree lacks has no rows)."""
+    rows = {}
+    for tbl, (rel, form) in SYSCALL_TABLES.items():
+        path = tree / rel
+        if not path.exists():
+            continue
+        if form == "unistd":
+            rows.update(("%s.%s" % (tbl, nr), row)
+                        for nr, row in unistd_rows(path.read_text()).items())
+            continue
         for line in path.read_text().splitlines():
             fields = line.split("#", 1)[0].split()
             if len(fields) >= 3 and fields[0].isdigit():
@@ -147,15 +202,17 @@ def syscall_rows(tree):
     return rows
 
 
-def headers_install(tree, ident):
-    """The tree's exported uapi headers, installed into the cache once."""
-    dest = config.cache_dir() / "abi" / ("headers-%s" % ident)
+def headers_install(tree, ident, arch="x86"):
+    """The tree's exported uapi headers of ARCH=arch, installed into the
+    cache once."""
+    dest = config.cache_dir() / "abi" / ("headers-%s%s" % (
+        ident, "" if arch == "x86" else "-" + arch))
     if (dest / "usr" / "include" / "linux" / "futex.h").exists():
         return dest / "usr" / "include"
-    progress("abi", "headers_install from %s" % tree)
+    progress("abi", "headers_install ARCH=%s from %s" % (arch, tree))
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
-    r = subprocess.run(["make", "-C", str(tree), "O=%s" % (dest / "build"), "ARCH=x86",
+    r = subprocess.run(["make", "-C", str(tree), "O=%s" % (dest / "build"), "ARCH=%s" % arch,
                         "headers_install", "INSTALL_HDR_PATH=%s" % (dest / "usr")],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -176,7 +233,7 @@ def kernel_compat_layout(tree, ident):
         progress("abi", "configuring a debug-info build of kernel/futex/ (%s)" % ident)
         kbuild.configure(tree, build, kc, (), log, "abi")
     progress("abi", "kernel/futex/ with -g (kernel's compat layout)")
-    kbuild._make(tree, build, kc.arch, ["KCFLAGS=-g", "kernel/futex/"], log, "abi")
+    kbuild._make(tree, build, kc, ["KCFLAGS=-g", "kernel/futex/"], log, "abi")
     for obj in sorted((build / "kernel" / "futex").glob("*.o")):
         dump = subprocess.run(["pahole", "-C", "compat_robust_list_head,compat_robust_list",
                                str(obj)], capture_output=True, text=True).stdout
@@ -189,9 +246,9 @@ def tree_ident(tree):
     st = (tree / "Makefile").stat()
     h = hashlib.sha256(str(tree.resolve()).encode())
     for p in sorted((tree / "include/uapi/linux").glob("futex.h")) + [
-            tree / "arch/x86/entry/syscalls/syscall_64.tbl",
-            tree / "arch/x86/entry/syscalls/syscall_32.tbl"]:
-        h.update(p.read_bytes())
+            tree / rel for rel, _ in SYSCALL_TABLES.values()]:
+        if p.exists():
+            h.update(p.read_bytes())
     h.update(str(st.st_mtime).encode())
     return h.hexdigest()[:12]
 
@@ -202,6 +259,10 @@ def check_x32_headers():
                     "apt-get install libc6-dev-x32")
     if deps.installed_version("dwarves") is None:
         raise Fatal("pahole is missing: apt-get install dwarves")
+    for package in ("libc6-dev-arm64-cross", "libc6-dev-armhf-cross"):
+        if deps.installed_version(package) is None:
+            raise Fatal("the ARM ABIs need the cross C library's headers: "
+                        "apt-get install %s (make deps)" % package)
 
 
 def _save(outdir, name, text):
@@ -219,10 +280,13 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None):
     lines, drifts = [], []
     sources = [(label, tree) for label, tree in trees]
     for abi, items in expected.items():
-        header_sets = [("%s uapi" % label, headers_install(tree, tree_ident(tree)))
+        arch = HEADER_ARCH[abi]
+        header_sets = [("%s uapi" % label if arch == "x86" else "%s %s uapi" % (label, arch),
+                        headers_install(tree, tree_ident(tree), arch))
                        for label, tree in sources]
         if system:
-            header_sets.append(("/usr/include", None))
+            header_sets.append(("/usr/include" if arch == "x86" else
+                                "/usr/%s/include" % ABIS[abi][len("--target="):], None))
         columns, pahole_cols = {}, {}
         for name, hdrs in header_sets:
             values, drift = compile_check(abi, items, hdrs, work)
@@ -256,8 +320,8 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None):
                     got = tables[label].get(item[len("table."):], "(absent)")
                     row.append("same" if got == value else "DRIFT")
                     if got != value:
-                        drifts.append("%s: syscall_%s.tbl row %r in %s, expected %r" % (
-                            abi, item.split(".")[1], got, label, value))
+                        drifts.append("%s: %s row %r in %s, expected %r" % (
+                            abi, SYSCALL_TABLES[item.split(".")[1]][0], got, label, value))
                 table_rows.append(row)
                 continue
             want_n = _number(value)
@@ -279,7 +343,7 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None):
         lines += _format(header, rows)
         if table_rows and sources:
             lines.append("")
-            lines += _format(["syscall_TBL.tbl row", "expected"]
+            lines += _format(["syscall table row", "expected"]
                              + [label for label, _ in sources], table_rows)
         lines.append("")
 
@@ -319,10 +383,12 @@ def _format(header, rows):
     return [(fmt % tuple(header)).rstrip()] + [(fmt % tuple(r)).rstrip() for r in rows]
 
 
-def write_pahole_expectations(headers):
+def write_pahole_expectations(headers, abis=None):
     """Regenerate abi/pahole/*.txt (after a reviewed, intended change)."""
     work = config.cache_dir() / "abi" / "work"
     expected = parse_expected(ABI_DIR / "expected.abi")
     for abi, items in expected.items():
+        if abis is not None and abi not in abis:
+            continue
         compile_check(abi, items, headers, work)
         (ABI_DIR / "pahole" / ("%s.txt" % abi)).write_text(pahole_dump(abi, headers, work))

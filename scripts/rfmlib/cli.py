@@ -18,7 +18,7 @@ from pathlib import Path
 from . import atomic, compare, config, deps, guest, kbuild, knobs, ktap, procs, qemu, report, tree
 from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
-                      KERNEL_VARIANTS, TARGETS, select_targets, target)
+                      KERNEL_CONFIGS, KERNEL_VARIANTS, select_targets, target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -46,6 +46,12 @@ def build_kernels(kernels, targets):
         described[kernel] = "%s + %d patch(es)" % (config.LINUX_VERSION, len(patches))
         slot = kernel if patches else "stock"
         extra = KERNEL_VARIANTS[kernel].get("fragments", {})
+        lacking = sorted({t.kconfig for t in targets} - set(extra)) if extra else []
+        if lacking:
+            raise Usage("KERNELS=%s has no config fragments for the %s kernel(s) "
+                        "(targets %s); choose other targets, or KERNELS=series" % (
+                            kernel, ", ".join(lacking),
+                            ", ".join(t.name for t in targets if t.kconfig in lacking)))
         for kc in sorted({t.kconfig for t in targets}):
             images[(kernel, kc)] = kbuild.build(
                 slot, patches, kc, label="%s/%s" % (kernel, kc),
@@ -141,8 +147,9 @@ def matrix_run(kernels, targets, extra):
     meta["program_timeout"] = timeout
     meta["libc"] = {t.name: guest.libc_used(t.user, libc) for t in targets}
     from . import merge
-    meta["provenance"] = merge.provenance(kernels, targets, images, unavailable, initrds,
-                                          kbuild._compiler_ident())
+    meta["provenance"] = merge.provenance(
+        kernels, targets, images, unavailable, initrds,
+        {kc: kbuild.compiler_ident(KERNEL_CONFIGS[kc]) for kc in {t.kconfig for t in targets}})
     atomic.write(out / "run.json", json.dumps({
         "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
         "unavailable": unavailable,
@@ -193,7 +200,7 @@ def cmd_cache_key(args):
     from . import ci
     deps.require_commands("gcc")    # the compiler is part of every key
     kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
-    keys = ci.kernel_keys(kernels, knobs.get("TARGETS", TARGETS))
+    keys = ci.kernel_keys(kernels, knobs.get("TARGETS", select_targets("")))
     if args.list:
         for kernel, kc, key in keys:
             print("%s/%s %s" % (kernel, kc, key))
@@ -233,7 +240,7 @@ def cmd_host_tests(_args):
 
 def cmd_kernels(_args):
     kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     knobs.user_images(kernels, targets)
     deps.ensure()
     _, unavailable, _ = build_kernels(kernels, targets)
@@ -264,7 +271,7 @@ def cmd_shell(_args):
 def cmd_guest_selftest(_args):
     """Prove the failure paths on a real guest: a kernel that panics must
     give exit 1, a guest that hangs exit 2; neither may ever give 0."""
-    t = knobs.get("TARGETS", TARGETS)[0]
+    t = knobs.get("TARGETS", select_targets(""))[0]
     deps.ensure()
     kernel = "stock"
     images, _, _ = build_kernels((kernel,), (t,))
@@ -472,7 +479,7 @@ def cmd_bench(_args):
     wall clock and by QEMU's instruction count."""
     from . import bench
     kernels = knobs.get("KERNELS", BENCH_KERNELS)
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     knobs.user_images(kernels, targets)
     deps.ensure(extra=("gnuplot-nox",))
     out = config.out_dir() / "bench"
@@ -498,7 +505,7 @@ def cmd_perf_gate(_args):
     must keep to bench.gate()'s rules."""
     from . import bench
     deps.ensure()
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     out = config.out_dir() / "perf-gate"
     shutil.rmtree(out, ignore_errors=True)
     runs = []
@@ -533,7 +540,7 @@ def run_guest_suite(suite, append, keys, run_timeout):
     A row passes only if the guest completed, every case passed and the
     console shows no kernel warning, oops or lockdep/KASAN report."""
     kernels = knobs.get("KERNELS", ("debug",))
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     knobs.user_images(kernels, targets)
     deps.ensure()
     out = config.out_dir() / suite
@@ -623,7 +630,7 @@ def cmd_mutate(_args):
     deps.ensure()
     catalogue = knobs.get("MUTANTS", config.REPO / "tests" / "mutants").resolve()
     mutants = mutate.load_catalogue(catalogue, knobs.get("MUTANT", ""))
-    targets = knobs.get("TARGETS", TARGETS)
+    targets = knobs.get("TARGETS", select_targets(""))
     series = tree.patches_for("all")
     if not series:
         raise Fatal("patches/series is empty: there is no series to mutate")

@@ -20,6 +20,16 @@ PACKAGES = {
     "perl": "kernel build scripts",
     "python3": "the driver, parser and comparer",
     "qemu-system-x86": "booting the guests",
+    "qemu-system-arm": "booting the ARM guests (qemu-system-aarch64, -arm)",
+    # Not gcc-aarch64-linux-gnu nor gcc-arm-linux-gnueabihf: Debian 12's
+    # gcc-multilib conflicts with them (see targets.CROSS_CC).
+    "clang": "cross-building the ARM kernels and programs",
+    "binutils-aarch64-linux-gnu": "linking arm64 kernels and programs",
+    "binutils-arm-linux-gnueabihf": "linking armhf kernels and programs",
+    "libc6-dev-arm64-cross": "static arm64 test programs",
+    "libc6-dev-armhf-cross": "static armhf test programs",
+    "libgcc-12-dev-arm64-cross": "static arm64 test programs (libgcc)",
+    "libgcc-12-dev-armhf-cross": "static armhf test programs (libgcc)",
     "busybox-static": "the guest shell (64-bit)",
     "libc6-dev-x32": "the x32 ABI (-mx32) in the ABI gate",
     "dwarves": "pahole, for the ABI layout report",
@@ -72,31 +82,42 @@ def apt_install(specs):
                                              r.stdout[-2000:] + r.stderr[-2000:]))
 
 
-def ensure_i386_arch():
-    """busybox for the i386 guest comes from Debian's i386 archive."""
+# Foreign Debian architectures whose packages are downloaded (busybox for
+# the i386 and ARM guests, Debian's own 686 kernel), not installed.
+FOREIGN_ARCHS = ("i386", "arm64", "armhf")
+
+
+def missing_foreign_archs():
     r = subprocess.run(["dpkg", "--print-foreign-architectures"],
                        capture_output=True, text=True)
-    if "i386" in r.stdout.split():
-        return True
-    if os.geteuid() != 0:
-        return False
-    subprocess.run(["dpkg", "--add-architecture", "i386"], check=True)
+    have = r.stdout.split()
+    return [a for a in FOREIGN_ARCHS if a not in have]
+
+
+def ensure_foreign_archs():
+    """busybox for the i386 and ARM guests comes from Debian's archives of
+    those architectures. Returns what is still missing."""
+    missing = missing_foreign_archs()
+    if not missing or os.geteuid() != 0:
+        return missing
+    for arch in missing:
+        subprocess.run(["dpkg", "--add-architecture", arch], check=True)
     subprocess.run(["apt-get", "update", "-q"], check=True,
                    capture_output=True)
-    return True
+    return missing_foreign_archs()
 
 
 def ensure(extra=()):
     """Install what is missing (as root), or print the apt-get line.
     `extra`: packages only some commands need (gnuplot for make bench)."""
     missing = missing_packages(extra)
-    i386_ok = ensure_i386_arch()
-    if not missing and i386_ok:
+    archs = ensure_foreign_archs()
+    if not missing and not archs:
         return
     line = "apt-get update && apt-get install -y %s" % " ".join(missing)
     if os.geteuid() != 0:
         raise Fatal("missing packages; as root run:\n    %s%s" % (
-            ("dpkg --add-architecture i386 && " if not i386_ok else ""),
+            "".join("dpkg --add-architecture %s && " % a for a in archs),
             line))
     progress("deps", "installing: %s" % " ".join(missing))
     apt_install(missing)

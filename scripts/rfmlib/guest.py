@@ -58,6 +58,15 @@ def shared_programs(tests, libc):
             if ROBUST_MUTEX_API in Path(src).read_text(errors="replace")}
 
 
+def compiler_key(user):
+    """The cross compiler's version is part of a cross ABI's key; the
+    host's gcc, as before, is not."""
+    if user.cc == "gcc":
+        return ""
+    r = subprocess.run([user.cc, "--version"], capture_output=True, text=True)
+    return r.stdout.splitlines()[0] if r.stdout else user.cc
+
+
 def build_programs(user, suite="tests", libc="static"):
     """Compile init and a suite's programs for a userland; cached by sources."""
     headers = sorted((config.REPO / "tests" / "include").glob("*.h"))
@@ -65,7 +74,8 @@ def build_programs(user, suite="tests", libc="static"):
     tests = sources_for(user, suite)
     shared = shared_programs(tests, libc)
     key = _hash_files([init_src] + headers + [p for _, p in tests],
-                      " ".join(CFLAGS) + user.cflag + suite + " ".join(sorted(shared)))
+                      " ".join(CFLAGS) + user.cflag + suite + " ".join(sorted(shared))
+                      + compiler_key(user))
     out = config.cache_dir() / "user" / ("%s-%s-%s" % (suite, user.name, key))
     if (out / "done").exists():
         return out
@@ -76,11 +86,11 @@ def build_programs(user, suite="tests", libc="static"):
         shutil.rmtree(out)   # half made by a version of this code before atomic.py
     with atomic.new_dir(out) as tmp:
         (tmp / "tests").mkdir()
-        flags = CFLAGS + [user.cflag, "-I", str(config.REPO / "tests" / "include")]
+        flags = CFLAGS + ["-I", str(config.REPO / "tests" / "include")]
         for name, src, dst in ([("init", init_src, tmp / "init")]
                                + [(n, s, tmp / "tests" / n) for n, s in tests]):
             link = [f for f in flags if f != "-static"] if name in shared else flags
-            r = subprocess.run(["gcc"] + link + ["-o", str(dst), str(src), "-lpthread"],
+            r = subprocess.run(user.compiler() + link + ["-o", str(dst), str(src), "-lpthread"],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 raise Fatal("compiling %s (%s) failed:\n%s" % (src, user.cflag, r.stderr))
@@ -149,7 +159,7 @@ def libc_used(user, libc):
                 "LIBC=shared: no libc.so.6 for %s in %s: apt-get install %s" % (
                     user.name, ", ".join(user.lib_dirs), user.libc_package))
     else:
-        r = subprocess.run(["gcc", user.cflag, "-print-file-name=libc.a"],
+        r = subprocess.run(user.compiler() + ["-print-file-name=libc.a"],
                            capture_output=True, text=True)
         path = str(Path(r.stdout.strip()).resolve())
     package = sharedlibs.dpkg_owner(path) or "?"
@@ -167,33 +177,65 @@ def gen_init_cpio(tree):
 
 
 def busybox(user):
-    """Debian's static busybox: the host's amd64 one, or the i386 package,
-    downloaded (never installed) and unpacked."""
-    if user.busybox_arch == "amd64":
+    """Debian's static busybox: the host's amd64 one, or the package of
+    the ABI's architecture (i386, arm64, armhf), downloaded (never
+    installed) and unpacked."""
+    arch = user.busybox_arch
+    if arch == "amd64":
         path = Path("/bin/busybox")
         if not path.exists():
             raise Fatal("/bin/busybox missing: apt-get install busybox-static")
         return path
-    root = config.cache_dir() / "debs" / "busybox-static-i386"
+    root = config.cache_dir() / "debs" / ("busybox-static-%s" % arch)
     path = root / "bin" / "busybox"
     if path.exists():
         return path
-    progress("userland", "fetching busybox-static:i386")
+    progress("userland", "fetching busybox-static:%s" % arch)
     if root.exists() and not path.exists():
         shutil.rmtree(root)   # half made by a version of this code before atomic.py
     with atomic.new_dir(root) as tmp:
         dl = tmp / "download"
         dl.mkdir()
-        r = subprocess.run(["apt-get", "download", "busybox-static:i386"], cwd=dl,
+        r = subprocess.run(["apt-get", "download", "busybox-static:%s" % arch], cwd=dl,
                            capture_output=True, text=True)
-        debs = list(dl.glob("busybox-static_*_i386.deb"))
+        debs = list(dl.glob("busybox-static_*_%s.deb" % arch))
         if r.returncode != 0 or not debs:
-            raise Fatal("apt-get download busybox-static:i386 failed (is the i386 "
-                        "architecture enabled? dpkg --add-architecture i386 && "
-                        "apt-get update):\n%s" % r.stderr[-1000:])
+            raise Fatal("apt-get download busybox-static:%s failed (is the %s "
+                        "architecture enabled? dpkg --add-architecture %s && "
+                        "apt-get update, or make deps as root):\n%s"
+                        % (arch, arch, arch, r.stderr[-1000:]))
         subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tmp)], check=True)
         shutil.rmtree(dl)
     return path
+
+
+def initrd_for(kernel_dir, cpio):
+    """The initramfs a kernel boots: `cpio` itself, or, for a prebuilt
+    kernel with a modules/ directory (prebuilt.MODULES), `cpio` followed
+    by a second archive holding them in /lib/modules/rfm (the kernel
+    unpacks one archive after the other; init loads them)."""
+    modules = Path(kernel_dir) / "modules"
+    if not modules.is_dir():
+        return cpio
+    files = sorted(modules.iterdir())
+    key = _hash_files([cpio] + files)
+    out = config.cache_dir() / "initramfs" / ("%s+modules-%s.cpio" % (Path(cpio).stem, key))
+    if out.exists():
+        return out
+    tool = config.cache_dir() / "tools" / "gen_init_cpio"
+    if not tool.exists():
+        from . import tree
+        tool = gen_init_cpio(tree.pristine_tree())
+    spec = ["dir /lib 0755 0 0", "dir /lib/modules 0755 0 0",
+            "dir /lib/modules/rfm 0755 0 0"]
+    spec += ["file /lib/modules/rfm/%s %s 0644 0 0" % (f.name, f) for f in files]
+    spec_path = out.with_suffix(".list")
+    atomic.write(spec_path, "\n".join(spec) + "\n")
+    with atomic.new_file(out) as tmp, open(tmp, "wb") as f:
+        f.write(Path(cpio).read_bytes())
+        f.flush()
+        subprocess.run([str(tool), str(spec_path)], stdout=f, check=True)
+    return out
 
 
 def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):

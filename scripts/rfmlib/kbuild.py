@@ -54,24 +54,33 @@ def missing_symbols(dotconfig_text, want):
     return missing
 
 
-def _compiler_ident():
-    r = subprocess.run(["gcc", "--version"], capture_output=True, text=True)
-    return r.stdout.splitlines()[0] if r.stdout else "gcc?"
+def _compiler_ident(cmd=("gcc",)):
+    r = subprocess.run(list(cmd) + ["--version"], capture_output=True, text=True)
+    return r.stdout.splitlines()[0] if r.stdout else "%s?" % cmd[0]
+
+
+def compiler_ident(kconfig):
+    """The compilers a kernel of this config is built with: the host's gcc
+    (for host tools), and the cross compiler of an ARM config."""
+    ident = _compiler_ident()
+    if kconfig.cross:
+        ident += "|" + _compiler_ident(kconfig.compiler())
+    return ident
 
 
 def kernel_key(kconfig, tree_key, extra_fragments=()):
     h = hashlib.sha256()
     h.update(("%s|%s|%s|%s\n" % (config.LINUX_SOURCE_DEB_VERSION, tree_key,
-                                 kconfig.arch, _compiler_ident())).encode())
+                                 kconfig.arch, compiler_ident(kconfig))).encode())
     for path in fragment_paths(kconfig) + list(extra_fragments):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
-def _make(tree, build_dir, arch, args, log_path, label, hold=()):
+def _make(tree, build_dir, kconfig, args, log_path, label, hold=()):
     """make in build_dir; `hold`: locks make and its children keep held."""
-    cmd = ["make", "-C", str(tree), "O=%s" % build_dir, "ARCH=%s" % arch,
-           "-j%d" % config.jobs()] + args
+    cmd = (["make", "-C", str(tree), "O=%s" % build_dir, "ARCH=%s" % kconfig.arch]
+           + kconfig.make_args() + ["-j%d" % config.jobs()] + args)
     with open(log_path, "a") as log:
         log.write("$ %s\n" % " ".join(cmd))
         log.flush()
@@ -92,7 +101,7 @@ def _make(tree, build_dir, arch, args, log_path, label, hold=()):
 
 def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=()):
     frags = fragment_paths(kconfig) + list(extra_fragments)
-    _make(tree, build_dir, kconfig.arch, ["tinyconfig"], log_path, label, hold)
+    _make(tree, build_dir, kconfig, ["tinyconfig"], log_path, label, hold)
     merge = [str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O",
              str(build_dir), str(build_dir / ".config")] + [str(f) for f in frags]
     with open(log_path, "a") as log:
@@ -100,7 +109,7 @@ def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=(
                       env=dict(os.environ, ARCH=kconfig.arch))
     if r.returncode != 0:
         raise Fatal("%s: merge_config.sh failed (log: %s)" % (label, log_path))
-    _make(tree, build_dir, kconfig.arch, ["olddefconfig"], log_path, label, hold)
+    _make(tree, build_dir, kconfig, ["olddefconfig"], log_path, label, hold)
     missing = missing_symbols((build_dir / ".config").read_text(),
                               requested_symbols(frags))
     if missing:
@@ -118,12 +127,13 @@ def cached(kconfig_name, patches, extra_fragments=()):
 
 
 def build(tree_slot, patches, kconfig_name, extra_fragments=(),
-          label=None, targets=("bzImage",)):
+          label=None, targets=None):
     """Return the directory holding the built kernel (bzImage, .config).
 
     The tree slot is only patched when the kernel is not in the cache, so
     a run whose kernels are all built never waits for another run's tree."""
     kconfig = KERNEL_CONFIGS[kconfig_name]
+    targets = targets or (Path(kconfig.image).name,)    # bzImage, Image, zImage
     label = label or "%s/%s" % (tree_slot, kconfig_name)
     key, done = cached(kconfig_name, patches, extra_fragments)
     if (done / "bzImage").exists():
@@ -220,7 +230,7 @@ def config_inputs(src, kconfig, extra_fragments):
     When these are the same as last time, the kept .config is reused and
     configuration (tinyconfig, merge, olddefconfig: tens of seconds) is
     skipped."""
-    h = hashlib.sha256(("%s|%s|%s\n" % (kconfig.arch, _compiler_ident(),
+    h = hashlib.sha256(("%s|%s|%s\n" % (kconfig.arch, compiler_ident(kconfig),
                                          tree.generation(src))).encode())
     for path in fragment_paths(kconfig) + list(extra_fragments):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -246,7 +256,7 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
         configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold)
         stamp.write_text(inputs)
     progress("build", "%s: make %s (log: %s)" % (label, " ".join(targets), log_path))
-    _make(tree, build_dir, kconfig.arch, list(targets), log_path, label, hold)
+    _make(tree, build_dir, kconfig, list(targets), log_path, label, hold)
 
     # The same kernel may be built in another slot's directory at the same
     # time (bisect-check's last step is the series): the first one wins.

@@ -131,8 +131,8 @@ def a_file(text):
 def extra_dir(text):
     d = directory(text)
     if not any(p.is_file() and p.read_bytes()[:4] == b"\x7fELF" for p in d.iterdir()):
-        raise BadValue("holds no ELF program (want static x86 programs: "
-                       "x86_64, i386 or x32)")
+        raise BadValue("holds no ELF program (want static programs: x86_64, "
+                       "i386, x32, arm64 or armhf)")
     return d
 
 
@@ -184,8 +184,9 @@ KNOBS = (
     Knob("KERNELS", kernel_list, "per command",
          "kernel variants, comma separated (see the README's variant table)",
          MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key")),
-    Knob("TARGETS", target_list, "all",
-         "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS),
+    Knob("TARGETS", target_list, _targets.DEFAULT_TARGET_GROUP,
+         "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS)
+         + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
                    "perf-gate", "merge", "cache-key")),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
@@ -287,6 +288,9 @@ def user_images(kernels, targets):
                      % (name, ",".join(kernels)))
         return
     for t in targets:
+        if not t.x86:
+            raise Usage("KERNELS=user boots x86 kernels only (BZIMAGE, BZIMAGE32); "
+                        "leave target %s out (TARGETS=x86)" % t.name)
         var = "BZIMAGE" if t.kconfig == "x86_64" else "BZIMAGE32"
         if raw(var) is None:
             raise Usage("target %s with the user kernel needs %s=<a %s bzImage>" % (
@@ -308,7 +312,8 @@ def extra_for(targets):
             raise Usage("EXTRA=%s: %s" % (raw("EXTRA"), e))
     if not found:
         raise Usage("EXTRA=%s: no program for %s (x86_64 programs run on x86_64, "
-                    "i386 ones on x86_64-ia32 and i386, x32 ones on x86_64-x32)"
+                    "i386 ones on x86_64-ia32 and i386, x32 ones on x86_64-x32, "
+                    "arm64 ones on arm64, armhf ones on arm64-aarch32 and armhf)"
                     % (raw("EXTRA"), ", ".join(t.name for t in targets)))
     return d
 

@@ -25,17 +25,67 @@ from . import atomic, config, kbuild
 from .log import Fatal, Usage, progress
 
 # Kernel build (targets.KERNEL_CONFIGS name) -> Debian metapackage.
-PACKAGES = {"x86_64": "linux-image-amd64", "i386": "linux-image-686:i386"}
+PACKAGES = {"x86_64": "linux-image-amd64", "i386": "linux-image-686:i386",
+            "arm64": "linux-image-arm64:arm64", "arm": "linux-image-armmp:armhf"}
 
-# Built in, not modules: the guest has no modules to load.
+# Built in: the guest loads no modules, except those of MODULES below.
 NEEDED = {
-    "CONFIG_SERIAL_8250": "y", "CONFIG_SERIAL_8250_CONSOLE": "y",
     "CONFIG_BLK_DEV_INITRD": "y", "CONFIG_BINFMT_ELF": "y",
     "CONFIG_DEVTMPFS": "y", "CONFIG_PROC_FS": "y", "CONFIG_SYSFS": "y",
     "CONFIG_TMPFS": "y", "CONFIG_FUTEX": "y", "CONFIG_FUTEX_PI": "y",
     "CONFIG_PID_NS": "y",
 }
-NEEDED_X86_64 = {"CONFIG_IA32_EMULATION": "y", "CONFIG_X86_X32_ABI": "y"}
+NEEDED_X86 = {"CONFIG_SERIAL_8250": "y", "CONFIG_SERIAL_8250_CONSOLE": "y"}
+NEEDED_ARM = {"CONFIG_SERIAL_AMBA_PL011": "y", "CONFIG_SERIAL_AMBA_PL011_CONSOLE": "y",
+              "CONFIG_VIRTIO": "y"}
+NEEDED_BY_CONFIG = {
+    "x86_64": dict(NEEDED_X86, CONFIG_IA32_EMULATION="y", CONFIG_X86_X32_ABI="y"),
+    "i386": NEEDED_X86,
+    "arm64": dict(NEEDED_ARM, CONFIG_COMPAT="y"),
+    "arm": dict(NEEDED_ARM, CONFIG_VFPv3="y", CONFIG_NEON="y"),
+}
+
+# What the results port needs that Debian builds as a module: on ARM the
+# virtio-mmio transport and the virtio console (hvc0). Their .ko files
+# are taken from the package, in this (load) order, into modules/ beside
+# the image; guest.initrd_for() appends them to the initramfs and init
+# loads them before it opens the results port.
+MODULES = {
+    "arm64": (("CONFIG_VIRTIO_MMIO", "kernel/drivers/virtio/virtio_mmio.ko"),
+              ("CONFIG_VIRTIO_CONSOLE", "kernel/drivers/char/virtio_console.ko")),
+    "arm": (("CONFIG_VIRTIO_MMIO", "kernel/drivers/virtio/virtio_mmio.ko"),
+            ("CONFIG_VIRTIO_CONSOLE", "kernel/drivers/char/virtio_console.ko")),
+}
+
+
+def needed(kconfig_name):
+    return dict(NEEDED, **NEEDED_BY_CONFIG.get(kconfig_name, {}))
+
+
+def copy_modules(kconfig_name, config_text, root, dest):
+    """Copy the MODULES a kernel has as modules (=m) from its unpacked
+    package `root` into dest/modules/, numbered in load order; a symbol
+    neither built in nor a module is named."""
+    have = {}
+    for line in config_text.splitlines():
+        if line.startswith("CONFIG_") and "=" in line:
+            k, v = line.split("=", 1)
+            have[k] = v
+    wanted = []
+    for n, (symbol, rel) in enumerate(MODULES.get(kconfig_name, ()), 1):
+        if have.get(symbol) == "y":
+            continue
+        if have.get(symbol) != "m":
+            raise Fatal("the kernel has neither %s=y nor =m: no results port" % symbol)
+        found = sorted(root.glob("lib/modules/*/" + rel))
+        if len(found) != 1:
+            raise Fatal("%s=m, but the package holds %d copies of %s"
+                        % (symbol, len(found), rel))
+        wanted.append((n, found[0]))
+    if wanted:
+        (dest / "modules").mkdir()
+        for n, path in wanted:
+            shutil.copy2(path, dest / "modules" / ("%02d-%s" % (n, path.name)))
 
 
 def _run(cmd, cwd=None):
@@ -82,10 +132,10 @@ def fetch(kconfig_name):
             with atomic.new_dir(done) as tmp:
                 shutil.copy2(images[0], tmp / "bzImage")
                 shutil.copy2(configs[0], tmp / "config")
+                copy_modules(kconfig_name, configs[0].read_text(), root, tmp)
                 (tmp / "release").write_text(images[0].name[len("vmlinuz-"):] + "\n")
                 (tmp / "package").write_text("%s %s\n" % (package, version))
-    needed = dict(NEEDED, **(NEEDED_X86_64 if kconfig_name == "x86_64" else {}))
-    missing = kbuild.missing_symbols((done / "config").read_text(), needed)
+    missing = kbuild.missing_symbols((done / "config").read_text(), needed(kconfig_name))
     if missing:
         raise Fatal("Debian's %s lacks what the guest needs built in:\n    %s"
                     % (package, "\n    ".join(missing)))
@@ -152,6 +202,9 @@ def user_kernel(kconfig_name, tree, x32=False):
     """Directory with bzImage (and config) of the user's own kernel; `x32`:
     it must serve the x86_64-x32 target too. Refused (exit 2) if its
     config lacks what the guest needs."""
+    if kconfig_name not in USER_IMAGES:
+        raise Usage("KERNELS=user takes x86 kernels only (BZIMAGE, BZIMAGE32); "
+                    "not for the %s targets" % kconfig_name)
     var = USER_IMAGES[kconfig_name]
     if not os.environ.get(var):
         raise Usage("KERNELS=user needs %s=path to a %s bzImage for these targets"
@@ -176,10 +229,10 @@ def user_kernel(kconfig_name, tree, x32=False):
         progress("kernel", "user/%s: %s, config unknown: cannot check it (build with "
                  "CONFIG_IKCONFIG, or set BZIMAGE_CONFIG)" % (kconfig_name, image))
         return done
-    needed = dict(NEEDED, **(NEEDED_X86_64 if kconfig_name == "x86_64" else {}))
+    want = needed(kconfig_name)
     if not x32:
-        needed.pop("CONFIG_X86_X32_ABI", None)   # only the x32 target needs it
-    missing = kbuild.missing_symbols(text, needed)
+        want.pop("CONFIG_X86_X32_ABI", None)   # only the x32 target needs it
+    missing = kbuild.missing_symbols(text, want)
     if missing:
         raise Usage("%s=%s (config from %s) lacks what the guest needs built in: %s"
                     % (var, image, source, ", ".join(missing)))

@@ -1,7 +1,9 @@
 """Boot a kernel and initramfs in QEMU, with timeouts at every level.
 
-ttyS0 carries the console (console.log), ttyS1 the KTAP results
-(results.ktap): kernel messages cannot interleave with results. The guest
+The console (console.log) and the KTAP results (results.ktap) travel on
+two ports the target names (ttyS0 and ttyS1 on x86; the PL011 and a
+virtio console on ARM's virt): kernel messages cannot interleave with
+results. The guest
 reboots when done and -no-reboot turns that into a QEMU exit; panic=-1
 does the same for a panic. A run is complete only if the results end with
 the completion marker.
@@ -13,12 +15,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import atomic, config, knobs, ktap, procs
+from . import atomic, config, guest, knobs, ktap, procs
 from .log import one_line, progress
 from .targets import HARDENING_CPU_FLAGS
 
 COMPLETE_MARKER = "# rfm-complete"
-KERNEL_ARGS = "console=ttyS0 panic=-1 oops=panic panic_on_warn=1"
+KERNEL_ARGS = "panic=-1 oops=panic panic_on_warn=1"
 BOOT_TIMEOUT = 60     # seconds to the first result (knob BOOT_TIMEOUT)
 RUN_TIMEOUT = 900     # seconds for the whole guest (knob RUN_TIMEOUT)
 MEMORY = "512M"       # knob GUEST_MEM
@@ -34,6 +36,27 @@ MEMORY = "512M"       # knob GUEST_MEM
 ICOUNT_ARGS = ["-icount", "shift=0,sleep=off", "-rtc", "base=2026-01-01T00:00:00,clock=vm"]
 # Under icount the TSC counts that clock: 1 GHz, one tick per instruction.
 ICOUNT_TSC_HINT = "tsc_early_khz=1000000 tsc=reliable norandmaps"
+
+
+def port_args(port, path):
+    """QEMU's arguments for a guest port writing to file `path`: a UART
+    (ttyS*, ttyAMA*: the machine's serial ports, in order) or a virtio
+    console (hvc*, on virtio-mmio: the virt machines)."""
+    if port.startswith("hvc"):
+        return ["-device", "virtio-serial-device",
+                "-chardev", "file,id=%s,path=%s" % (port, path),
+                "-device", "virtconsole,chardev=%s" % port]
+    return ["-serial", "file:%s" % path]
+
+
+def port_args_shell(target):
+    """make shell: the console on stdio; the results port goes nowhere."""
+    args = ["-serial", "mon:stdio"]
+    if target.results_port.startswith("hvc"):
+        args += ["-device", "virtio-serial-device",
+                 "-chardev", "null,id=%s" % target.results_port,
+                 "-device", "virtconsole,chardev=%s" % target.results_port]
+    return args
 
 
 def tsc_hint(accel):
@@ -65,21 +88,27 @@ class Boot:
 def qemu_command(target, kernel, initrd, accel, mode, console, results, append="",
                  icount=False):
     """icount: count instructions instead of time (TCG only)."""
+    initrd = guest.initrd_for(Path(kernel).parent, initrd)    # + its modules
+    if target.x86:
+        clock = ICOUNT_TSC_HINT if icount else tsc_hint(accel)
+    else:
+        clock = "norandmaps" if icount else ""     # ARM: no TSC to describe
     cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
            "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM", MEMORY), "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", " ".join(a for a in (
-               KERNEL_ARGS, ICOUNT_TSC_HINT if icount else tsc_hint(accel),
+               "console=%s" % target.console, KERNEL_ARGS, clock,
                target.kernel_args,
-               "rfm.mode=%s rfm.target=%s" % (mode, target.name), append) if a)]
+               "rfm.mode=%s rfm.target=%s" % (mode, target.name),
+               "rfm.results=/dev/%s" % target.results_port, append) if a)]
     if icount:
         cmd += ICOUNT_ARGS
     if mode == "shell":
-        cmd += ["-serial", "mon:stdio"]
+        cmd += port_args_shell(target)
     else:
-        cmd += ["-serial", "file:%s" % console, "-serial", "file:%s" % results,
-                "-monitor", "none"]
+        cmd += (port_args(target.console, console)
+                + port_args(target.results_port, results) + ["-monitor", "none"])
     return cmd
 
 

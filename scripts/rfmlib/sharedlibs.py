@@ -85,12 +85,20 @@ class Closure:
         program = elfreader.read(path)
         if program is None or not program.dynamic:
             return
-        loader = (elfreader.read(program.interp)
-                  if os.path.isfile(program.interp) else None)
+        host = program.interp if os.path.isfile(program.interp) else None
+        if host is None and not self.user.x86:
+            # A cross ABI's loader is not at its path on this host but in
+            # the ABI's own directories (/usr/<triple>/lib): it goes to its
+            # path in the image from there.
+            host = find_library(os.path.basename(program.interp), self.user)
+        loader = elfreader.read(host) if host else None
         if loader is None or loader.kind != self.user.elf:
             raise MissingLibrary(self._missing(os.path.basename(program.interp),
                                                label, program.interp))
-        self._add_path(program.interp)
+        if host == program.interp:
+            self._add_path(program.interp)
+        else:
+            self._add_image_file(program.interp, host, label)
         self._add_needed(program, os.path.dirname(os.path.abspath(path)), label)
 
     def _add_needed(self, obj, origin, label, seen=None):
@@ -121,12 +129,15 @@ class Closure:
             self._add_needed(lib, os.path.dirname(path), label, seen)
 
     def _add_user_lib(self, path, label):
-        image = os.path.join(USER_LIB_DIR, os.path.basename(path))
+        self._add_image_file(os.path.join(USER_LIB_DIR, os.path.basename(path)), path, label)
+
+    def _add_image_file(self, image, path, label):
+        """The host file `path` at `image` in the initramfs."""
         real = os.path.realpath(path)
         if self.user_libs.setdefault(image, real) != real:
             raise Fatal("%s: two different libraries would be %s: %s and %s" % (
                 label, image, self.user_libs[image], real))
-        parts = PurePosixPath(USER_LIB_DIR).parts[1:]
+        parts = PurePosixPath(image).parent.parts[1:]
         self.dirs.update("/" + "/".join(parts[:i + 1]) for i in range(len(parts)))
 
     def _add_path(self, path):

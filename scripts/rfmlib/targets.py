@@ -13,6 +13,19 @@ class KernelConfig:
     arch: str                 # make ARCH=
     fragments: tuple          # files in kconfig/, merged in order
     image: str                # the boot image, relative to the build dir
+    # ARM kernels are cross-built with clang (see CROSS_CC): make CC= and
+    # CROSS_COMPILE= (binutils-<triple>). Empty: the host's gcc.
+    cross: str = ""
+
+    def make_args(self):
+        """What make needs besides ARCH= to build for this config."""
+        if not self.cross:
+            return []
+        return ["CC=%s" % CROSS_CC, "CROSS_COMPILE=%s-" % self.cross]
+
+    def compiler(self):
+        """The compiler command, as a list, that builds this kernel."""
+        return [CROSS_CC, "--target=%s" % self.cross] if self.cross else ["gcc"]
 
 
 @dataclass(frozen=True)
@@ -30,11 +43,31 @@ class Userland:
     libc_package: str
     runtime_prefix: str
     deb_arch: str             # its Debian architecture (multiarch packages)
+    # The compiler: the host's gcc, or clang for a cross ABI (cflag is then
+    # its --target=). EXTRA=DIR's suffix of a build for this ABI: the gcc
+    # flag (m64, m32, mx32), or the name given here.
+    cc: str = "gcc"
+    extra_suffix: str = ""
+    x86: bool = True          # can run x86-only cases (int $0x80, x32...)
 
     @property
     def suffix(self):
-        """EXTRA=DIR file suffix of a build for this ABI: its gcc flag."""
-        return self.cflag.lstrip("-")
+        """EXTRA=DIR file suffix of a build for this ABI."""
+        return self.extra_suffix or self.cflag.lstrip("-")
+
+    def compiler(self):
+        """The compiler command, as a list, for this ABI's programs."""
+        return [self.cc, self.cflag]
+
+
+# Debian 12's gcc-multilib (the x86 ABIs' -m32 and -mx32) conflicts with
+# every gcc-<triple> cross compiler, so the ARM kernels and programs are
+# built with clang, which is a cross compiler for every target it knows,
+# linking with binutils-<triple> against libc6-dev-<arch>-cross and the
+# cross libgcc (libgcc-12-dev-<arch>-cross).
+CROSS_CC = "clang"
+ARM64_TRIPLE = "aarch64-linux-gnu"
+ARMHF_TRIPLE = "arm-linux-gnueabihf"
 
 
 USERLANDS = {
@@ -53,6 +86,17 @@ USERLANDS = {
                     ("/libx32", "/usr/libx32", "/lib/x86_64-linux-gnux32",
                      "/usr/lib/x86_64-linux-gnux32", "/lib", "/usr/lib"),
                     "libc6-x32", "libx32", "x32"),
+    # AAPCS64 and ARM EABI hard-float, Debian's arm64 and armhf. tests64/
+    # is x86's (int $0x80); tests32/ holds the ILP32 cases every 32-bit
+    # ABI runs (a list above 3 GiB, 32-bit offset arithmetic).
+    "arm64": Userland("arm64", "--target=" + ARM64_TRIPLE, (), "arm64", (2, 183),
+                      ("/usr/%s/lib" % ARM64_TRIPLE,),
+                      "libc6-arm64-cross", "lib", "arm64",
+                      cc=CROSS_CC, extra_suffix="aarch64", x86=False),
+    "armhf": Userland("armhf", "--target=" + ARMHF_TRIPLE, ("tests32",), "armhf", (1, 40),
+                      ("/usr/%s/lib" % ARMHF_TRIPLE,),
+                      "libc6-armhf-cross", "lib", "armhf",
+                      cc=CROSS_CC, extra_suffix="armhf", x86=False),
 }
 
 
@@ -68,10 +112,20 @@ class Target:
     cpu: str                  # a fixed model, never "host"
     kernel_args: str = ""     # what this target needs on the command line
     cpu_flags: tuple = ()     # HARDENING_CPU_FLAGS the model must show
+    # The guest's console (kernel messages) and the port init writes the
+    # KTAP results to: two 8250 UARTs on x86's pc; on ARM's virt, which
+    # has one UART (the PL011), a virtio console for the results.
+    console: str = "ttyS0"
+    results_port: str = "ttyS1"
 
     @property
     def user(self):
         return USERLANDS[self.userland]
+
+    @property
+    def x86(self):
+        """Is the kernel an x86 one (TSC hints, x86-only cases)?"""
+        return KERNEL_CONFIGS[self.kconfig].arch in ("x86_64", "i386")
 
 
 KERNEL_CONFIGS = {
@@ -86,10 +140,16 @@ KERNEL_CONFIGS = {
                                   ("common.config", "x86_64.config",
                                    "no-ia32.config"),
                                   "arch/x86/boot/bzImage"),
+    # ARM, cross-built with clang: one arm64 kernel for the native and the
+    # AArch32 compat targets, one native 32-bit kernel.
+    "arm64": KernelConfig("arm64", "arm64", ("common.config", "arm64.config"),
+                          "arch/arm64/boot/Image", cross=ARM64_TRIPLE),
+    "arm": KernelConfig("arm", "arm", ("common.config", "arm.config"),
+                        "arch/arm/boot/zImage", cross=ARMHF_TRIPLE),
 }
 
 # What bisect-check builds after every patch of the series.
-BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386")
+BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm")
 
 # CPU features that decide how the kernel's user accesses are hardened:
 # SMAP (a user access outside a STAC window faults) and SMEP, and SSE2
@@ -101,6 +161,9 @@ HARDENING_CPU_FLAGS = ("smap", "smep", "sse2")
 # user access outside a STAC/CLAC window is caught, not passed over.
 X86_64_CPU = "qemu64,+smap,+smep"
 I386_CPU = "qemu32,+smap,+smep"
+ARM64_CPU = "cortex-a57"
+ARM_CPU = "cortex-a15"
+ARM_VIRT_PORTS = {"console": "ttyAMA0", "results_port": "hvc0"}
 
 TARGETS = (
     Target("x86_64", "x86_64", "lp64", "lp64",
@@ -118,7 +181,26 @@ TARGETS = (
     # hardened by masking the address.
     Target("i386-pentium3", "i386", "ilp32", "ilp32",
            "qemu-system-i386", "pc", "pentium3"),
+    # ARM on QEMU's virt machine. The Cortex-A57 runs AArch32 at EL0, so
+    # the same arm64 kernel runs armhf programs through its compat entry;
+    # the native 32-bit kernel runs on a Cortex-A15 (ARMv7, VFPv4, NEON).
+    Target("arm64", "arm64", "arm64", "lp64",
+           "qemu-system-aarch64", "virt", ARM64_CPU, **ARM_VIRT_PORTS),
+    Target("arm64-aarch32", "arm64", "armhf", "ilp32",
+           "qemu-system-aarch64", "virt", ARM64_CPU, **ARM_VIRT_PORTS),
+    Target("armhf", "arm", "armhf", "ilp32",
+           "qemu-system-arm", "virt", ARM_CPU, **ARM_VIRT_PORTS),
 )
+
+# TARGETS=GROUP: the targets of an architecture, or all of them. Without
+# TARGETS the x86 ones run: the ARM ones triple the cold build and the
+# guests' time (see the README), and run in make check as a short step.
+TARGET_GROUPS = {
+    "x86": tuple(t.name for t in TARGETS if t.x86),
+    "arm": tuple(t.name for t in TARGETS if not t.x86),
+    "all": tuple(t.name for t in TARGETS),
+}
+DEFAULT_TARGET_GROUP = "x86"
 
 # Kernel variants, in the order the matrix shows them. "patches" says which
 # prefix of patches/series the variant applies: all, the first one, none.
@@ -167,17 +249,21 @@ def target(name):
 
 
 def select_targets(spec):
-    """TARGETS=a,b (or all when empty) -> Target tuple, in table order."""
+    """TARGETS=a,b or a group (x86, arm, all; DEFAULT_TARGET_GROUP when
+    empty) -> Target tuple, in table order."""
     if not spec:
-        return TARGETS
+        spec = DEFAULT_TARGET_GROUP
+    known = "%s; groups: %s" % (", ".join(t.name for t in TARGETS),
+                                ", ".join(TARGET_GROUPS))
     wanted = [s for s in spec.replace(",", " ").split() if s]
     if not wanted:
-        raise ValueError("names no target; known: %s" % ", ".join(t.name for t in TARGETS))
-    unknown = [w for w in wanted if w not in {t.name for t in TARGETS}]
+        raise ValueError("names no target; known: %s" % known)
+    unknown = [w for w in wanted
+               if w not in {t.name for t in TARGETS} and w not in TARGET_GROUPS]
     if unknown:
-        raise ValueError("unknown target(s) %s; known: %s" % (
-            ", ".join(unknown), ", ".join(t.name for t in TARGETS)))
-    return tuple(t for t in TARGETS if t.name in wanted)
+        raise ValueError("unknown target(s) %s; known: %s" % (", ".join(unknown), known))
+    names = {n for w in wanted for n in TARGET_GROUPS.get(w, (w,))}
+    return tuple(t for t in TARGETS if t.name in names)
 
 
 def select_kernels(spec, default):

@@ -39,7 +39,11 @@ def moved(text, section, item, value):
 class ParseExpected(unittest.TestCase):
     def test_sections_and_items(self):
         e = abi.parse_expected(EXPECTED)
-        self.assertEqual(sorted(e), ["ilp32", "lp64", "x32"])
+        self.assertEqual(sorted(e), ["aapcs64", "eabi", "ilp32", "lp64", "x32"])
+        self.assertEqual(e["aapcs64"]["sizeof.robust_list_head"], "24")
+        self.assertEqual(e["eabi"]["sizeof.robust_list_head"], "12")
+        self.assertEqual(e["eabi"]["table.arm64compat.338"],
+                         "set_robust_list compat_sys_set_robust_list")
         self.assertEqual(e["lp64"]["sizeof.robust_list_head"], "24")
         self.assertEqual(e["ilp32"]["offset.robust_list_head.list_op_pending"], "8")
         self.assertEqual(e["x32"]["table.64.530"],
@@ -57,7 +61,10 @@ class Gate(unittest.TestCase):
     def test_checked_in_expectations_pass(self):
         status, out = run_gate(EXPECTED.read_text())
         self.assertEqual(status, 0, out)
-        self.assertIn("no drift in lp64, ilp32, x32", out)
+        self.assertIn("no drift in lp64, ilp32, x32, aapcs64, eabi", out)
+        # The ARM ABIs are checked with the cross C libraries' headers.
+        self.assertIn("/usr/aarch64-linux-gnu/include", out)
+        self.assertIn("/usr/arm-linux-gnueabihf/include", out)
 
     def test_moved_field_is_named(self):
         text = moved(EXPECTED.read_text(), "lp64",
@@ -73,6 +80,26 @@ class Gate(unittest.TestCase):
                                      "nr.get_robust_list", "532"))
         self.assertEqual(status, 1, out)
         self.assertIn("DRIFT: x32: __NR_get_robust_list drifted", out)
+
+    def test_arm_drift_is_named(self):
+        text = moved(EXPECTED.read_text(), "eabi", "offset.robust_list_head.futex_offset", "8")
+        text = moved(text, "aapcs64", "nr.set_robust_list", "98")
+        status, out = run_gate(text)
+        self.assertEqual(status, 1, out)
+        self.assertIn("DRIFT: eabi: offsetof(struct robust_list_head, futex_offset) "
+                      "drifted against /usr/arm-linux-gnueabihf/include", out)
+        self.assertIn("DRIFT: aapcs64: __NR_set_robust_list drifted", out)
+        self.assertNotIn("DRIFT: lp64", out)
+
+    def test_unistd_tables(self):
+        text = ("#define __NR_set_robust_list 99\n"
+                "__SC_COMP(__NR_set_robust_list, sys_set_robust_list, \\\n"
+                "\t  compat_sys_set_robust_list)\n"
+                "#define __NR_get_robust_list 339\n"
+                "__SYSCALL(__NR_get_robust_list, compat_sys_get_robust_list)\n")
+        self.assertEqual(abi.unistd_rows(text), {
+            "99": "set_robust_list sys_set_robust_list compat_sys_set_robust_list",
+            "339": "get_robust_list compat_sys_get_robust_list"})
 
     def test_pahole_members(self):
         dump = (REPO / "abi" / "pahole" / "ilp32.txt").read_text()

@@ -280,7 +280,7 @@ def names(selected):
 
 
 class Selection(unittest.TestCase):
-    def test_all_targets_by_default(self):
+    def test_the_x86_targets_by_default(self):
         self.assertEqual(names(targets.select_targets("")),
                          ["x86_64", "x86_64-ia32", "i386", "x86_64-x32", "i386-pentium3"])
         self.assertEqual(targets.select_targets(None), targets.select_targets(""))
@@ -291,8 +291,19 @@ class Selection(unittest.TestCase):
                          ["x86_64-ia32", "i386"])
 
     def test_unknown_target(self):
-        with self.assertRaisesRegex(ValueError, "arm64.*known: x86_64, x86_64-ia32, i386"):
-            targets.select_targets("x86_64,arm64")
+        with self.assertRaisesRegex(ValueError, "riscv64.*known: x86_64, x86_64-ia32, i386"
+                                    ".*groups: x86, arm, all"):
+            targets.select_targets("x86_64,riscv64")
+
+    def test_groups(self):
+        names = lambda spec: [t.name for t in targets.select_targets(spec)]
+        x86 = ["x86_64", "x86_64-ia32", "i386", "x86_64-x32", "i386-pentium3"]
+        arm = ["arm64", "arm64-aarch32", "armhf"]
+        self.assertEqual(names(""), x86)            # the default: x86
+        self.assertEqual(names("x86"), x86)
+        self.assertEqual(names("arm"), arm)
+        self.assertEqual(names("all"), x86 + arm)
+        self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
     def test_kernels(self):
         self.assertEqual(targets.select_kernels("", ("series",)), ("series",))
@@ -309,11 +320,86 @@ class Selection(unittest.TestCase):
         self.assertEqual([targets.target(n).user.cflag for n in util.TARGET_NAMES],
                          ["-m64", "-m32", "-m32"])
         self.assertEqual(targets.target("x86_64-x32").user.cflag, "-mx32")
-        self.assertRaises(KeyError, targets.target, "arm64")
+        # Both ARM 32-bit targets, compat and native, are of the ILP32
+        # group; arm64 is LP64 like x86_64.
+        self.assertEqual(abi["arm64-aarch32"], abi["i386"])
+        self.assertEqual(abi["armhf"], abi["i386"])
+        self.assertEqual(abi["arm64"], abi["x86_64"])
+        self.assertEqual(targets.target("arm64-aarch32").kconfig, "arm64")
+        self.assertRaises(KeyError, targets.target, "riscv64")
 
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ArmTargets(TempDirTest):
+    """The ARM rows of the table: cross-built programs of the ELF kind the
+    table says, and QEMU command lines with the virt machine's ports."""
+
+    def test_elf_kinds_match_what_clang_builds(self):
+        src = self.write("p.c", C_PROGRAM)
+        for name in ("arm64", "armhf"):
+            user = targets.USERLANDS[name]
+            out = self.dir / name
+            r = subprocess.run(user.compiler() + ["-static", "-o", str(out), str(src)],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                self.skipTest("%s cannot build here: %s" % (" ".join(user.compiler()),
+                                                             r.stderr[-200:]))
+            self.assertEqual(guest.elf_kind(out), user.elf + (True,), name)
+
+    def command(self, name, kernel_dir):
+        from rfmlib import qemu
+        t = targets.target(name)
+        return t, qemu.qemu_command(t, kernel_dir / "bzImage", self.dir / "u.cpio", "tcg",
+                                    "tests", self.dir / "console.log",
+                                    self.dir / "results.ktap")
+
+    def test_virt_ports_and_command_line(self):
+        kdir = self.dir / "k"
+        kdir.mkdir()
+        self.write("u.cpio", "cpio")
+        for name in ("arm64", "arm64-aarch32", "armhf"):
+            t, cmd = self.command(name, kdir)
+            line = " ".join(cmd)
+            self.assertEqual(cmd[0], "qemu-system-arm" if name == "armhf"
+                             else "qemu-system-aarch64")
+            self.assertIn("-machine virt,accel=tcg", line)
+            self.assertNotEqual(t.cpu, "host")
+            self.assertIn("-serial file:%s" % (self.dir / "console.log"), line)
+            self.assertIn("virtconsole,chardev=hvc0", line)
+            self.assertIn("file,id=hvc0,path=%s" % (self.dir / "results.ktap"), line)
+            append = cmd[cmd.index("-append") + 1]
+            self.assertIn("console=ttyAMA0", append)
+            self.assertIn("rfm.results=/dev/hvc0", append)
+            self.assertNotIn("tsc", append)
+            self.assertEqual(cmd[cmd.index("-initrd") + 1], str(self.dir / "u.cpio"))
+        t, cmd = self.command("x86_64", kdir)
+        append = cmd[cmd.index("-append") + 1]
+        self.assertIn("console=ttyS0", append)
+        self.assertIn("rfm.results=/dev/ttyS1", append)
+        self.assertEqual(cmd.count("-serial"), 2)
+
+    def test_modules_of_a_prebuilt_kernel_follow_the_image(self):
+        kdir = self.dir / "k"
+        (kdir / "modules").mkdir(parents=True)
+        (kdir / "modules" / "01-virtio_mmio.ko").write_bytes(b"\x7fELF mmio")
+        (kdir / "modules" / "02-virtio_console.ko").write_bytes(b"\x7fELF console")
+        tool = self.dir / "cache" / "tools" / "gen_init_cpio"
+        tool.parent.mkdir(parents=True)
+        # A stand-in for the kernel's gen_init_cpio: prints its spec.
+        tool.write_text("#!/bin/sh\ncat \"$1\"\n")
+        tool.chmod(0o755)
+        cpio = self.write("u.cpio", "USERLAND\n")
+        with mock.patch.object(config, "cache_dir", lambda: self.dir / "cache"):
+            out = guest.initrd_for(kdir, cpio)
+            self.assertEqual(guest.initrd_for(kdir, cpio), out)     # cached
+            self.assertEqual(guest.initrd_for(self.dir, cpio), cpio)  # no modules/
+        text = out.read_text()
+        self.assertTrue(text.startswith("USERLAND\n"), text)
+        self.assertLess(text.index("01-virtio_mmio.ko"), text.index("02-virtio_console.ko"))
+        self.assertIn("file /lib/modules/rfm/01-virtio_mmio.ko", text)
 
 
 class OutDirLock(TempDirTest):

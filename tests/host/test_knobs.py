@@ -207,8 +207,9 @@ class Extra(Env):
         (self.dir / "extra" / "notes.txt").write_text("hello\n")
         status, err = self.main("run", EXTRA=str(self.dir / "extra"))
         self.assertEqual(status, 2)
-        self.assertEqual(err, "error: EXTRA=%s: holds no ELF program (want static x86 "
-                              "programs: x86_64, i386 or x32)\n" % (self.dir / "extra"))
+        self.assertEqual(err, "error: EXTRA=%s: holds no ELF program (want static "
+                              "programs: x86_64, i386, x32, arm64 or armhf)\n"
+                         % (self.dir / "extra"))
 
     def test_no_program_for_the_chosen_targets(self):
         (self.dir / "extra").mkdir()

@@ -24,12 +24,18 @@ LIBRARY = "int answer(void) { return 42; }\n"
 USES_LIBRARY = "int answer(void);\nint main(void) { return answer() != 42; }\n"
 
 
-def gcc(out, source, *flags, link=()):
+# The ABIs whose loader and libc are the host's own (multilib, multiarch).
+# A cross ABI's come from its cross libc's directory (/usr/<triple>/lib),
+# and are placed at the loader's path in the image: not covered here.
+HOST_USERS = [u for u in USERS.values() if u.x86]
+
+
+def gcc(out, source, *flags, link=(), cc="gcc"):
     """Compile `source` text to `out` (linked with `link` after it); None
-    if this host's gcc cannot."""
+    if this host's compiler `cc` (gcc, or clang for a cross ABI) cannot."""
     src = Path(str(out) + ".c")
     src.write_text(source)
-    r = subprocess.run(["gcc", *flags, "-o", str(out), str(src), *link],
+    r = subprocess.run([cc, *flags, "-o", str(out), str(src), *link],
                        capture_output=True, text=True)
     src.unlink()
     return Path(out) if r.returncode == 0 else None
@@ -59,7 +65,7 @@ class Built(unittest.TestCase):
             raise unittest.SkipTest("no gcc on this host")
         cls._tmp = tempfile.TemporaryDirectory()
         cls.bin = Path(cls._tmp.name)
-        cls.dynamic = {u.name: gcc(cls.bin / ("dyn." + u.suffix), PROGRAM, u.cflag)
+        cls.dynamic = {u.name: gcc(cls.bin / ("dyn." + u.suffix), PROGRAM, u.cflag, cc=u.cc)
                        for u in USERS.values()}
         cls.static64 = gcc(cls.bin / "static64", PROGRAM, "-static", "-m64")
 
@@ -69,7 +75,8 @@ class Built(unittest.TestCase):
 
     def need(self, user):
         if self.dynamic[user] is None:
-            self.skipTest("gcc %s cannot link a dynamic program here" % USERS[user].cflag)
+            self.skipTest("%s %s cannot link a dynamic program here"
+                          % (USERS[user].cc, USERS[user].cflag))
         return self.dynamic[user]
 
     def fresh_dir(self):
@@ -80,7 +87,7 @@ class ElfReader(Built):
     def test_dynamic_programs_name_their_loader_and_libc(self):
         loaders = {"lp64": "/lib64/ld-linux-x86-64.so.2", "ilp32": "/lib/ld-linux.so.2",
                    "x32": "/libx32/ld-linux-x32.so.2"}
-        for user in USERS.values():
+        for user in HOST_USERS:
             with self.subTest(user=user.name):
                 found = elf.read(self.need(user.name))
                 self.assertEqual(found.kind, user.elf)
@@ -131,7 +138,7 @@ class Libraries(Built):
         return c
 
     def test_loader_and_libc_at_their_host_paths_with_links(self):
-        for user in USERS.values():
+        for user in HOST_USERS:
             with self.subTest(user=user.name):
                 program = self.need(user.name)
                 c = self.closure(user.name, program)
@@ -285,7 +292,7 @@ class ExtraConvention(Built):
         return d
 
     def test_three_builds_one_name(self):
-        for user in USERS:
+        for user in ("lp64", "ilp32", "x32"):
             self.need(user)
         d = self.extra(foo_dot_m64=self.dynamic["lp64"], foo_dot_m32=self.dynamic["ilp32"],
                        foo_dot_mx32=self.dynamic["x32"], plain=self.static64)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from . import atomic, compare, config, deps, guest, kbuild, knobs, ktap, procs, qemu, report, tree
 from .log import Fatal, Usage, elapsed, progress, warn
-from .targets import (BENCH_KERNELS, BISECT_CONFIGS, CHECK_KERNELS, DEFAULT_RUN_KERNELS,
-                      KERNEL_CONFIGS, KERNEL_VARIANTS, select_targets, target)
+from .targets import (BENCH_KERNELS, CHECK_KERNELS, DEFAULT_RUN_KERNELS, KERNEL_CONFIGS,
+                      KERNEL_VARIANTS, bisect_configs, select_targets, target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -329,7 +329,9 @@ def cmd_bisect_check(_args):
     series = tree.read_series()
     if not series:
         raise Fatal("patches/series is empty: nothing to bisect")
-    stock = {kc: kbuild.build("stock", [], kc, label="stock/%s" % kc) for kc in BISECT_CONFIGS}
+    configs = bisect_configs(knobs.get("TARGETS"))
+    progress("bisect", "configs: %s" % ", ".join(configs))
+    stock = {kc: kbuild.build("stock", [], kc, label="stock/%s" % kc) for kc in configs}
     stock_warnings = {kc: kbuild.kernel_warnings(d) or set() for kc, d in stock.items()}
     t = target("x86_64")
     cpio, programs = initramfs_images((t,))[t.userland]
@@ -338,7 +340,7 @@ def cmd_bisect_check(_args):
     for n in range(1, len(series) + 1):
         row, notes = [series[n - 1].name], []
         images = {}
-        for kc in BISECT_CONFIGS:
+        for kc in configs:
             try:
                 images[kc] = kbuild.build("bisect", series[:n], kc,
                                           label="bisect %d/%d %s" % (n, len(series), kc))
@@ -364,9 +366,10 @@ def cmd_bisect_check(_args):
         for note in notes:
             print(note)
     print()
-    print(report.format_table(["patch"] + list(BISECT_CONFIGS) + ["x86_64 smoke"], table))
+    print(report.format_table(["patch"] + list(configs) + ["x86_64 smoke"], table))
+    booted = sum(1 for row in table if row[-1] != "not booted")
     print("%d steps, %d builds, %d smoke boots: %d problem(s)" % (
-        len(table), len(table) * len(BISECT_CONFIGS), len(table), bad))
+        len(table), len(table) * len(configs), booted, bad))
     return 1 if bad else 0
 
 

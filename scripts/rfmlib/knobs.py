@@ -184,11 +184,11 @@ KNOBS = (
     Knob("KERNELS", kernel_list, "per command",
          "kernel variants, comma separated (see the README's variant table)",
          MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key")),
-    Knob("TARGETS", target_list, _targets.DEFAULT_TARGET_GROUP,
+    Knob("TARGETS", target_list, _targets.DEFAULT_TARGET_GROUP + " (bisect-check: all)",
          "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS)
          + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
-                   "perf-gate", "merge", "cache-key")),
+                   "perf-gate", "merge", "cache-key", "bisect-check")),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),
     Knob("EXTRA", extra_dir, None, "a directory of your own static test programs",

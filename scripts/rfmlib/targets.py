@@ -151,6 +151,18 @@ KERNEL_CONFIGS = {
 # What bisect-check builds after every patch of the series.
 BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm")
 
+
+def bisect_configs(targets=None):
+    """The configs bisect-check builds: all of BISECT_CONFIGS, or, given
+    targets (TARGETS=x86 on one runner, arm on another), their kernels',
+    with x86_64 without IA32 emulation beside x86_64."""
+    if targets is None:
+        return BISECT_CONFIGS
+    wanted = {t.kconfig for t in targets}
+    if "x86_64" in wanted:
+        wanted.add("x86_64-noia32")
+    return tuple(kc for kc in BISECT_CONFIGS if kc in wanted)
+
 # CPU features that decide how the kernel's user accesses are hardened:
 # SMAP (a user access outside a STAC window faults) and SMEP, and SSE2
 # (without it, i386 has no LFENCE for barrier_nospec()). The guest reports

@@ -305,6 +305,19 @@ class Selection(unittest.TestCase):
         self.assertEqual(names("all"), x86 + arm)
         self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
+    def test_bisect_configs_follow_targets(self):
+        # Unset: every config, ARM included. A group or a target narrows
+        # it to those kernels, and x86_64 brings its no-IA32 build along.
+        configs = lambda spec: targets.bisect_configs(targets.select_targets(spec))
+        self.assertEqual(targets.bisect_configs(), targets.BISECT_CONFIGS)
+        self.assertEqual(set(targets.BISECT_CONFIGS),
+                         {t.kconfig for t in targets.TARGETS} | {"x86_64-noia32"})
+        self.assertEqual(configs("x86"), ("x86_64", "x86_64-noia32", "i386"))
+        self.assertEqual(configs("arm"), ("arm64", "arm"))
+        self.assertEqual(configs("x86_64-x32"), ("x86_64", "x86_64-noia32"))
+        self.assertEqual(configs("i386-pentium3,armhf"), ("i386", "arm"))
+        self.assertEqual(configs("all"), targets.BISECT_CONFIGS)
+
     def test_kernels(self):
         self.assertEqual(targets.select_kernels("", ("series",)), ("series",))
         self.assertEqual(targets.select_kernels("baseline stock,series", ()),

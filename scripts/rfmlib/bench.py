@@ -13,6 +13,7 @@ import subprocess
 
 from . import ktap
 from .log import Fatal
+from .targets import KERNEL_CONFIGS, target as target_named
 
 # The 2006 cover letter: one million held locks on a 2 GHz CPU.
 SEED_MS = {"kernel_walk/uncontended": 30, "kernel_walk/contended": 130,
@@ -238,16 +239,25 @@ def render(doc):
 # ---- the performance gate (make check), on the exact figures ----
 
 # What an empty registered list may add to a thread's create+exit, in
-# instructions: reading the three words of the head and returning. Stock
-# 6.1 takes 68 (i386) to reach the same point.
-EMPTY_LIST_BOUND = 100
+# instructions, per kernel architecture: reading the three words of the
+# head and returning. On x86 and arm64 a user read is one instruction in
+# a STAC or PAN window; stock 6.1 takes 64 to 70 to reach the same point.
+# The 32-bit ARM kernel (CPU_SW_DOMAIN_PAN, as Debian's armmp has it)
+# rewrites the domain access register around every user read (read DACR,
+# change it, write it, ISB, and back), and stock takes 104 there.
+EMPTY_LIST_BOUNDS = {"x86_64": 100, "i386": 100, "arm64": 100, "arm": 130}
+
+
+def empty_list_bound(target_name):
+    return EMPTY_LIST_BOUNDS[KERNEL_CONFIGS[target_named(target_name).kconfig].arch]
 
 
 def gate(part):
     """[(target, check, series, stock, ok)] on the icount figures of one
     run: the series' walk costs no more instructions per lock than
     stock's, uncontended and with FUTEX_WAITERS, and an empty list adds at
-    most EMPTY_LIST_BOUND instructions to a thread's exit."""
+    most its architecture's EMPTY_LIST_BOUNDS instructions to a thread's
+    exit."""
     rows = []
     for target, boot in part["boots"].get("series", {}).items():
         s = boot["figures"]
@@ -260,8 +270,9 @@ def gate(part):
                  else s["thread_empty_list_ns"] - s["thread_no_list_ns"])
         k_extra = (None if None in (k.get("thread_empty_list_ns"), k.get("thread_no_list_ns"))
                    else k["thread_empty_list_ns"] - k["thread_no_list_ns"])
-        rows.append((target, "empty list - no list <= %d" % EMPTY_LIST_BOUND, extra, k_extra,
-                     extra is not None and extra <= EMPTY_LIST_BOUND))
+        bound = empty_list_bound(target)
+        rows.append((target, "empty list - no list <= %d" % bound, extra, k_extra,
+                     extra is not None and extra <= bound))
     return rows
 
 

@@ -58,7 +58,14 @@ def _ratio(a, b):
 def figures(recs, limit=2048):
     """The headline figures of one boot: per-lock costs and their ratios."""
     n = _largest_n(recs, "kernel_walk", "uncontended", limit)
-    get = lambda path, c, at=n: (_point(recs, path, c, at) or {}).get("ns_per_lock")
+
+    def get(path, c, at=n):
+        # A walk of N > 0 locks takes time: a median of 0 per lock means
+        # the spread of the N = 0 deaths (a loaded host, by the wall
+        # clock) swallowed it. That is no figure, and no ratio of 0.
+        v = (_point(recs, path, c, at) or {}).get("ns_per_lock")
+        return None if v == 0 and path == "kernel_walk" else v
+
     nw = _largest_n(recs, "kernel_walk", "waiters", limit)
     f = {
         "n": n,
@@ -179,7 +186,8 @@ def render(doc):
         doc["accel"], doc["host_cpu"]),
         "(TCG distorts a syscall against a memory access: read the ratios, "
         "not the nanoseconds; (icount) figures are guest instructions, exact "
-        "but blind to what an instruction costs)", ""]
+        "but blind to what an instruction costs; - is no figure: not measured, "
+        "or a walk lost in the noise of the N = 0 deaths)", ""]
     methods = doc["methods"]
     first = methods.get("wall") or methods.get("icount")
     for target in first["boots"].get("series", {}):

@@ -26,6 +26,18 @@ def part(series, stock, target="i386"):
 
 
 class Figures(unittest.TestCase):
+    def test_a_walk_lost_in_the_noise_is_no_figure(self):
+        # Seen by the wall clock on a loaded host: the median death with
+        # 2048 locks no slower than the median with none, robust_bench
+        # prints 0 per lock. That is not a walk that costs nothing.
+        f = bench.figures(records(0, 519, 24551, 24687))
+        self.assertIsNone(f["walk_uncontended_ns"])
+        self.assertIsNone(f["contended_vs_uncontended"])
+        self.assertIsNone(f["walk_vs_user_uncontended"])
+        p = part(records(0, 519, 24551, 24687), records(176, 588, 24553, 24621))
+        self.assertIsNone(p["series_vs_stock"]["i386"]["walk_uncontended_ns"])
+        self.assertEqual(bench.figures(records(1, 519, 24551, 24687))["walk_uncontended_ns"], 1)
+
     def test_figures_and_ratios(self):
         f = bench.figures(records(107, 519, 24551, 24687))
         self.assertEqual((f["n"], f["walk_uncontended_ns"], f["walk_contended_ns"]),

@@ -56,8 +56,9 @@ checkpatch:
 	$(RFM) checkpatch
 
 ## bisect-check: apply the series one patch at a time and build x86_64,
-## x86_64 without IA32 emulation, i386, arm64 and arm after each (slow:
-## run before resolving a series change)
+## x86_64 without IA32 emulation, i386, arm64 and arm after each;
+## TARGETS=x86 or TARGETS=arm for one architecture (slow: run before
+## resolving a series change)
 bisect-check:
 	$(RFM) bisect-check
 

@@ -5,12 +5,15 @@ A target added to scripts/rfmlib/targets.py and forgotten here fails."""
 import unittest
 
 from rfmlib import config
-from rfmlib.targets import CHECK_KERNELS, TARGETS
+from rfmlib.targets import CHECK_KERNELS, TARGET_GROUPS, TARGETS
 
 from tests.host import util
 
 GITLAB = config.REPO / ".gitlab-ci.yml"
 GITHUB = config.REPO / ".github" / "workflows" / "matrix.yml"
+GITHUB_BISECT = config.REPO / ".github" / "workflows" / "bisect.yml"
+# The architecture groups bisect-check splits into, one runner each.
+ARCH_GROUPS = sorted(g for g in TARGET_GROUPS if g != "all")
 TABLE = [t.name for t in TARGETS]
 KCONFIG_OF = {t.name: t.kconfig for t in TARGETS}
 # Top-level keys of a GitLab file that are not jobs.
@@ -155,6 +158,35 @@ class GitHub(unittest.TestCase):
                    if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
         self.assertEqual([(s["if"], s["with"]["path"]) for s in uploads],
                          [("${{ !cancelled() }}", "out/")])
+
+
+class Bisect(unittest.TestCase):
+    """bisect-check in CI: a job per architecture group, together every
+    kernel config bisect-check builds, run when the series changes."""
+
+    def test_gitlab_has_a_bisect_job_per_architecture(self):
+        _, jobs = gitlab_jobs()
+        bisect = {n: j for n, j in jobs.items() if j.get("stage") == "bisect"}
+        self.assertEqual(sorted(j["variables"]["TARGETS"] for j in bisect.values()),
+                         ARCH_GROUPS)
+        for job in bisect.values():
+            self.assertIn("rfm bisect-check", script_text(job))
+            self.assertEqual(job["rules"], [{"changes": ["patches/**/*"]}])
+
+    def test_github_has_a_bisect_job_per_architecture(self):
+        doc = load(GITHUB_BISECT)
+        job = doc["jobs"]["bisect"]
+        self.assertEqual(sorted(job["strategy"]["matrix"]["arch"]), ARCH_GROUPS)
+        self.assertEqual(job["env"]["TARGETS"], "${{ matrix.arch }}")
+        self.assertIn("rfm bisect-check", steps_text(job))
+        on = doc.get("on", doc.get(True))     # YAML 1.1 reads a bare `on` as true
+        self.assertEqual(on["push"]["paths"], ["patches/**"])
+
+    def test_the_groups_cover_every_bisect_config(self):
+        from rfmlib import targets
+        built = {kc for g in ARCH_GROUPS
+                 for kc in targets.bisect_configs(targets.select_targets(g))}
+        self.assertEqual(built, set(targets.BISECT_CONFIGS))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """mutate.py: the catalogue format, and how a mutant's matrix is judged."""
+import io
 import json
 import shutil
 import tempfile
@@ -163,6 +164,33 @@ class BisectSmoke(unittest.TestCase):
         self.assertEqual(cli.smoke_verdict(working, t, wired=True), (True, "smoke passes"))
         self.assertTrue(cli.smoke_verdict(enosys, t, wired=False)[0])
         self.assertFalse(cli.smoke_verdict(enosys, t, wired=True)[0])
+
+    def test_arm_alone_builds_and_boots_nothing_of_x86(self):
+        # TARGETS=arm: arm64 and arm after every step, no smoke column
+        # (there is no x86_64 kernel to boot), and no problem counted
+        # for the boot that was never meant to happen.
+        from types import SimpleNamespace
+        from unittest import mock
+        from rfmlib import cli, deps, kbuild, tree
+        built = []
+        series = [SimpleNamespace(name="0001-a.patch"), SimpleNamespace(name="0002-b.patch")]
+        with mock.patch.dict("os.environ", {"TARGETS": "arm"}), \
+                mock.patch.object(deps, "ensure"), \
+                mock.patch.object(tree, "read_series", return_value=series), \
+                mock.patch.object(kbuild, "build",
+                                  side_effect=lambda slot, p, kc, **_: built.append((slot, kc))
+                                  or Path("/nonexistent")), \
+                mock.patch.object(kbuild, "kernel_warnings", return_value=set()), \
+                mock.patch.object(cli, "initramfs_images") as initramfs, \
+                mock.patch.object(cli.qemu, "boot") as boot, \
+                mock.patch("sys.stdout", new_callable=io.StringIO) as out:
+            self.assertEqual(cli.cmd_bisect_check(None), 0)
+        self.assertEqual(sorted(set(kc for _, kc in built)), ["arm", "arm64"])
+        self.assertEqual(len(built), 2 + 2 * 2)       # stock, then two steps
+        initramfs.assert_not_called()
+        boot.assert_not_called()
+        self.assertNotIn("smoke", out.getvalue().split("\n", 2)[1])
+        self.assertIn("2 steps, 4 builds, 0 smoke boots: 0 problem(s)", out.getvalue())
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ export RESULTS KCIDB_ORIGIN
 
 RFM := python3 scripts/rfm
 
-.PHONY: matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -18,7 +18,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check matrix-check-arm perf-gate mutate-short
+check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate mutate-short
 
 ## knobs: every variable the commands read: default, meaning, who reads it
 knobs:
@@ -51,9 +51,29 @@ matrix-check:
 matrix-check-arm:
 	TARGETS=arm KERNELS=series RFM_OUT=$${RFM_OUT:-out}/arm $(RFM) matrix-check
 
-## checkpatch: the tree's scripts/checkpatch.pl --strict on every patch
+## exec-window-check: the exec cases inside de_thread()'s race windows,
+## on the exec-window test kernel (series + patches/exec-window, booted
+## with exec_window_ms=1000), in RFM_OUT/exec-window
+exec-window-check:
+	KERNELS=exec-window RFM_OUT=$${RFM_OUT:-out}/exec-window $(RFM) matrix-check
+
+## distro-check: the series and stock built from Debian's own config
+## (kconfig/distro.config), on the x86 targets and x86_64-la57 (5-level
+## paging), in RFM_OUT/distro. Slow: four large builds, not in make check
+distro-check:
+	KERNELS=distro,distro-stock TARGETS="x86 x86_64-la57" RFM_OUT=$${RFM_OUT:-out}/distro $(RFM) matrix-check
+
+## checkpatch: the tree's scripts/checkpatch.pl --strict on every patch,
+## the series' names against mainline's, then sparse (make sparse)
 checkpatch:
 	$(RFM) checkpatch
+	$(RFM) sparse
+
+## sparse: make C=2 on the C files the series touches, x86_64 and i386,
+## series against stock: no finding stock's files lack (builds the
+## kernels if they are not cached)
+sparse:
+	$(RFM) sparse
 
 ## bisect-check: apply the series one patch at a time and build x86_64,
 ## x86_64 without IA32 emulation, i386, arm64 and arm after each;
@@ -98,9 +118,10 @@ mutate:
 	$(RFM) mutate
 
 ## mutate-short: the CI version: four mutants of the walk, the compat
-## arithmetic, the wake rules and get_robust_list(), cheap to rebuild
+## arithmetic, the wake rules and get_robust_list(), cheap to rebuild,
+## and series v2's exec order on the exec-window test kernel
 mutate-short:
-	MUTANT=walk-misaligned-word-accepted,compat-offset-64-bit-sum,pending-rule-before-6.1.187,get-head-before-len \
+	MUTANT=walk-misaligned-word-accepted,compat-offset-64-bit-sum,pending-rule-before-6.1.187,get-head-before-len,exec-release-before-de_thread \
 		$(RFM) mutate
 
 ## stress: owners killed at random while others wait, processes and

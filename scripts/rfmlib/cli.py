@@ -16,10 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import atomic, compare, config, deps, guest, kbuild, knobs, ktap, procs, qemu, report, tree
+from . import (atomic, compare, config, deps, guest, kbuild, knobs, ktap, names, prebuilt,
+               procs, qemu, report, sparse, tree)
 from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, CHECK_KERNELS, DEFAULT_RUN_KERNELS, KERNEL_CONFIGS,
-                      KERNEL_VARIANTS, bisect_configs, select_targets, target)
+                      KERNEL_VARIANTS, bisect_configs, kernel_append, select_targets,
+                      target)
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -30,7 +32,6 @@ def build_kernels(kernels, targets):
     images, unavailable, described = {}, {}, {}
     for kernel in kernels:
         if KERNEL_VARIANTS[kernel].get("prebuilt"):
-            from . import prebuilt
             for kc in sorted({t.kconfig for t in targets}):
                 images[(kernel, kc)] = (
                     prebuilt.fetch(kc) if KERNEL_VARIANTS[kernel]["prebuilt"] == "debian"
@@ -45,7 +46,11 @@ def build_kernels(kernels, targets):
                                    "removal patch to build it from yet")
             continue
         described[kernel] = "%s + %d patch(es)" % (config.LINUX_VERSION, len(patches))
-        slot = kernel if patches else "stock"
+        base = KERNEL_VARIANTS[kernel].get("base")
+        if base:
+            described[kernel] += ", Debian's config"
+        # Each variant built from its own config keeps its own build dirs.
+        slot = kernel if patches or base else "stock"
         extra = KERNEL_VARIANTS[kernel].get("fragments", {})
         lacking = sorted({t.kconfig for t in targets} - set(extra)) if extra else []
         if lacking:
@@ -56,7 +61,8 @@ def build_kernels(kernels, targets):
         for kc in sorted({t.kconfig for t in targets}):
             images[(kernel, kc)] = kbuild.build(
                 slot, patches, kc, label="%s/%s" % (kernel, kc),
-                extra_fragments=[config.KCONFIG / f for f in extra.get(kc, ())])
+                extra_fragments=[config.KCONFIG / f for f in extra.get(kc, ())],
+                base_config=prebuilt.fetch(kc) / "config" if base == "debian" else None)
     return images, unavailable, described
 
 
@@ -71,11 +77,13 @@ def program_timeout():
 
 
 def boot_all(jobs, accel, out, append="", run_timeout=None):
-    """Boot (kernel, target, image, initramfs, programs) jobs in parallel."""
+    """Boot (kernel, target, image, initramfs, programs) jobs in parallel;
+    each kernel variant's own command line goes after `append`."""
     def one(job):
         kernel, t, image, initrd, programs = job
         d = out / kernel / t.name
-        b = qemu.boot(t, image / "bzImage", initrd, d, accel, append=append,
+        b = qemu.boot(t, image / "bzImage", initrd, d, accel,
+                      append=" ".join(a for a in (append, kernel_append(kernel)) if a),
                       run_timeout=run_timeout)
         progress("boot", "%s/%s: %s in %.1fs%s" % (
             kernel, t.name, b.status, b.seconds, " (%s)" % b.detail if b.detail else ""))
@@ -407,7 +415,20 @@ def cmd_checkpatch(_args):
     print(report.format_table(["patch", "checkpatch --strict", "justified"], rows))
     print("checkpatch: %s" % ("%d patch(es) with unjustified findings" % bad if bad
                               else "clean"))
-    return 1 if bad else 0
+    clashes = names.check(tree.read_series())
+    for line in clashes:
+        print("names: %s" % line)
+    print("names: %s" % ("%d clash(es) with mainline" % len(clashes) if clashes else
+                         "no name of the series means something else in mainline"))
+    return 1 if bad or clashes else 0
+
+
+def cmd_sparse(_args):
+    """sparse on the series' C files, x86_64 and i386, against stock."""
+    deps.ensure()
+    text, new = sparse.run()
+    print(text, end="")
+    return 1 if any(new.values()) else 0
 
 
 def cmd_abi(args):
@@ -650,7 +671,10 @@ def cmd_mutate(_args):
     out = config.out_dir() / "mutate"
     shutil.rmtree(out, ignore_errors=True)
     start = elapsed()
-    images, _, described = build_kernels(("series", "stock"), targets)
+    # The series and stock, and the test-only variants some mutants apply to.
+    bases = tuple(k for k in KERNEL_VARIANTS if k != "series" and
+                  any(m.kernel == k for m in mutants))
+    images, _, described = build_kernels(("series", "stock") + bases, targets)
     initrds = initramfs_images(targets)
     t0 = targets[0]
     accel = qemu.choose_accel(t0, images[("series", t0.kconfig)] / "bzImage",
@@ -664,21 +688,27 @@ def cmd_mutate(_args):
     # The reference: the series itself must be green against stock, or no
     # mutant's red means anything.
     ref = boot_all([(k, t, images[(k, t.kconfig)]) + initrds[t.userland]
-                    for k in ("series", "stock") for t in targets], accel, out / "reference")
-    reference = matrix_of(ref)
-    if reference["summary"]["exit_status"] != 0:
-        raise Fatal("the series is not green against stock (%s): fix that before "
-                    "judging mutants (see %s)" % (
-                        "; ".join((reference["summary"]["failures"]
-                                   + reference["summary"]["incomplete"])[:3]),
-                        out / "reference"))
+                    for k in ("series", "stock") + bases for t in targets],
+                   accel, out / "reference")
+    references = [("series", "stock", matrix_of(ref))] + [
+        (b, b, compare.build_matrix(ref, targets, (b,), deviations=deviations))
+        for b in bases]
+    for name, against, reference in references:
+        if reference["summary"]["exit_status"] != 0:
+            raise Fatal("%s is not green%s (%s): fix that before judging mutants "
+                        "(see %s)" % (
+                            name, " against stock" if against == "stock" else "",
+                            "; ".join((reference["summary"]["failures"]
+                                       + reference["summary"]["incomplete"])[:3]),
+                            out / "reference"))
     progress("mutate", "reference: the series matches stock on %d target(s); %d mutant(s)"
              % (len(targets), len(mutants)))
     outcomes = []
     for n, m in enumerate(mutants, 1):
         t_start = elapsed()
+        base = tree.patches_for(KERNEL_VARIANTS[m.kernel]["patches"])
         try:
-            mimages = {kc: kbuild.build("series", series + [m.path], kc,
+            mimages = {kc: kbuild.build(m.kernel, base + [m.path], kc,
                                         label="mutant %s/%s" % (m.name, kc))
                        for kc in sorted({t.kconfig for t in targets})}
         except Fatal as e:
@@ -688,10 +718,14 @@ def cmd_mutate(_args):
                                                            outcomes[-1].detail))
             continue
         runs = boot_all([("mutant", t, mimages[t.kconfig]) + initrds[t.userland]
-                         for t in targets], accel, out / m.name, run_timeout=MUTANT_TIMEOUT)
-        o = mutate.judge(m, matrix_of({"series": runs["mutant"], "stock": ref["stock"]}),
+                         for t in targets], accel, out / m.name,
+                        append=kernel_append(m.kernel), run_timeout=MUTANT_TIMEOUT)
+        # A mutant of a test-only variant is judged against that variant's
+        # run, in the comparer's "stock" column (see mutate.py).
+        against = "stock" if m.kernel == "series" else m.kernel
+        o = mutate.judge(m, matrix_of({"series": runs["mutant"], "stock": ref[against]}),
                          elapsed() - t_start,
-                         new_warnings(mimages, images, ("series", "stock")))
+                         new_warnings(mimages, images, (m.kernel, "stock")))
         outcomes.append(o)
         progress("mutate", "%d/%d %s: %s in %.0fs%s" % (
             n, len(mutants), m.name, o.result, o.seconds,
@@ -780,6 +814,7 @@ def main(argv=None):
     sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
     sub.add_parser("mutate").set_defaults(fn=cmd_mutate)
     sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
+    sub.add_parser("sparse").set_defaults(fn=cmd_sparse)
     p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")
     p.add_argument("--expected", type=Path, help="expected ABI file (abi/expected.abi)")
     p.add_argument("--system-only", action="store_true",

@@ -68,10 +68,12 @@ def compiler_ident(kconfig):
     return ident
 
 
-def kernel_key(kconfig, tree_key, extra_fragments=()):
+def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None):
     h = hashlib.sha256()
     h.update(("%s|%s|%s|%s\n" % (config.LINUX_SOURCE_DEB_VERSION, tree_key,
                                  kconfig.arch, compiler_ident(kconfig))).encode())
+    if base_config:     # keyed as before when there is none
+        h.update(b"base\0" + Path(base_config).read_bytes())
     for path in fragment_paths(kconfig) + list(extra_fragments):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
@@ -99,9 +101,15 @@ def _make(tree, build_dir, kconfig, args, log_path, label, hold=()):
             label, " ".join(args), log_path, tail))
 
 
-def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=()):
+def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=(),
+              base_config=None):
+    """tinyconfig, or `base_config` (a distribution's config), then the
+    fragments, then olddefconfig; every symbol they ask for must hold."""
     frags = fragment_paths(kconfig) + list(extra_fragments)
-    _make(tree, build_dir, kconfig, ["tinyconfig"], log_path, label, hold)
+    if base_config:
+        shutil.copyfile(base_config, build_dir / ".config")
+    else:
+        _make(tree, build_dir, kconfig, ["tinyconfig"], log_path, label, hold)
     merge = [str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O",
              str(build_dir), str(build_dir / ".config")] + [str(f) for f in frags]
     with open(log_path, "a") as log:
@@ -118,16 +126,16 @@ def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=(
                     % (label, "\n    ".join(missing)))
 
 
-def cached(kconfig_name, patches, extra_fragments=()):
+def cached(kconfig_name, patches, extra_fragments=(), base_config=None):
     """(key, directory) of the finished kernel for pristine + patches; the
     directory holds bzImage only if it was built."""
     tree_key = tree.patch_key(patches) if patches else "pristine"
-    key = kernel_key(KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments)
+    key = kernel_key(KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments, base_config)
     return key, config.cache_dir() / "kernels" / key
 
 
 def build(tree_slot, patches, kconfig_name, extra_fragments=(),
-          label=None, targets=None):
+          label=None, targets=None, base_config=None):
     """Return the directory holding the built kernel (bzImage, .config).
 
     The tree slot is only patched when the kernel is not in the cache, so
@@ -135,19 +143,21 @@ def build(tree_slot, patches, kconfig_name, extra_fragments=(),
     kconfig = KERNEL_CONFIGS[kconfig_name]
     targets = targets or (Path(kconfig.image).name,)    # bzImage, Image, zImage
     label = label or "%s/%s" % (tree_slot, kconfig_name)
-    key, done = cached(kconfig_name, patches, extra_fragments)
+    key, done = cached(kconfig_name, patches, extra_fragments, base_config)
     if (done / "bzImage").exists():
         progress("kernel", "%s: cached (%s)" % (label, key))
         return done
     src, _ = tree.variant_tree(tree_slot, patches)
     try:
-        return build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets)
+        return build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets,
+                        base_config)
     finally:
         if patches:
             tree.release(tree_slot)   # built: other runs may re-patch the slot
 
 
-def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets):
+def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets,
+             base_config=None):
     """Build kernel `key` from the tree at `src` in the slot's build dir."""
     build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
                  / tree_slot / kconfig.name)
@@ -166,7 +176,7 @@ def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets
             return done
         prepare_build_dir(build_dir, src, label)
         done = _build_locked(src, build_dir, kconfig, key, done, extra_fragments,
-                             label, targets, hold=[lock])
+                             label, targets, hold=[lock], base_config=base_config)
         (build_dir / BUILDING).unlink()
         return done
 
@@ -224,7 +234,7 @@ def _empty(build_dir, keep=(".rfm-lock",)):
             p.unlink()
 
 
-def config_inputs(src, kconfig, extra_fragments):
+def config_inputs(src, kconfig, extra_fragments, base_config=None):
     """What the .config of a build depends on: the fragments, the compiler,
     the tree (its generation) and the Kconfig files its patches changed.
     When these are the same as last time, the kept .config is reused and
@@ -232,6 +242,8 @@ def config_inputs(src, kconfig, extra_fragments):
     skipped."""
     h = hashlib.sha256(("%s|%s|%s\n" % (kconfig.arch, compiler_ident(kconfig),
                                          tree.generation(src))).encode())
+    if base_config:
+        h.update(b"base\0" + Path(base_config).read_bytes())
     for path in fragment_paths(kconfig) + list(extra_fragments):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     for rel in tree.touched(src):
@@ -241,19 +253,21 @@ def config_inputs(src, kconfig, extra_fragments):
 
 
 def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
-                  targets, hold=()):
+                  targets, hold=(), base_config=None):
     log_path = build_dir / "rfm-build.log"
     log_path.write_text("")
     start = time.monotonic()
-    inputs = config_inputs(tree, kconfig, extra_fragments)
+    inputs = config_inputs(tree, kconfig, extra_fragments, base_config)
     stamp = build_dir / "rfm-config-inputs"
     if (build_dir / ".config").exists() and stamp.exists() and stamp.read_text() == inputs:
         progress("config", "%s: unchanged" % label)
     else:
-        progress("config", "%s: tinyconfig + %s" % (
-            label, " + ".join(kconfig.fragments + tuple(f.name for f in extra_fragments))))
+        progress("config", "%s: %s + %s" % (
+            label, base_config or "tinyconfig",
+            " + ".join(kconfig.fragments + tuple(f.name for f in extra_fragments))))
         stamp.unlink(missing_ok=True)
-        configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold)
+        configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold,
+                  base_config)
         stamp.write_text(inputs)
     progress("build", "%s: make %s (log: %s)" % (label, " ".join(targets), log_path))
     _make(tree, build_dir, kconfig, list(targets), log_path, label, hold)
@@ -267,6 +281,52 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
         (tmp / "build-dir").write_text(str(build_dir) + "\n")
     progress("build", "%s: done in %.0fs (%s)" % (label, time.monotonic() - start, key))
     return done
+
+
+def sparse_check(tree_slot, patches, kconfig_name, sources):
+    """Run sparse (make C=2) on those of `sources` (tree-relative .c files)
+    that the kernel of `patches` builds, in the slot's build directory
+    (brought up to date first). The log is kept beside the cached kernel,
+    so a second run with nothing changed only reads it. Returns its text."""
+    kconfig = KERNEL_CONFIGS[kconfig_name]
+    done = build(tree_slot, patches, kconfig_name)
+    log_path = done / "sparse.log"
+    if log_path.exists():
+        return log_path.read_text(errors="replace")
+    build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
+                 / tree_slot / kconfig.name)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    label = "%s/%s" % (tree_slot, kconfig_name)
+    src, _ = tree.variant_tree(tree_slot, patches)
+    try:
+        with open(build_dir / ".rfm-lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            prepare_build_dir(build_dir, src, label)
+            tmp_log = build_dir / "rfm-sparse.log"
+            tmp_log.write_text("")
+            inputs = config_inputs(src, kconfig, ())
+            stamp = build_dir / "rfm-config-inputs"
+            if not ((build_dir / ".config").exists() and stamp.exists()
+                    and stamp.read_text() == inputs):
+                stamp.unlink(missing_ok=True)
+                configure(src, build_dir, kconfig, (), tmp_log, label, [lock])
+                stamp.write_text(inputs)
+            _make(src, build_dir, kconfig, [Path(kconfig.image).name], tmp_log, label, [lock])
+            # Only the objects this config builds: the others may not even
+            # compile here (robust_compat.c without CONFIG_COMPAT).
+            objs = [s[:-2] + ".o" for s in sources if (build_dir / (s[:-2] + ".o")).exists()]
+            if not objs:
+                raise Fatal("%s: builds none of %s" % (label, " ".join(sources)))
+            progress("sparse", "%s: make C=2 %s" % (label, " ".join(objs)))
+            tmp_log.write_text("")
+            _make(src, build_dir, kconfig, ["C=2", "CHECK=sparse"] + objs, tmp_log,
+                  label, [lock])
+            (build_dir / BUILDING).unlink()
+            atomic.write(log_path, tmp_log.read_text(errors="replace"))
+    finally:
+        if patches:
+            tree.release(tree_slot)
+    return log_path.read_text(errors="replace")
 
 
 WARNING_RE = re.compile(r"\bwarning:", re.I)

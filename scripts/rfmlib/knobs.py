@@ -25,7 +25,7 @@ from .log import Fatal, Usage, warn
 BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fuzz", "stress",
          "mutate", "perf-gate", "bisect-check")
 MATRIX = ("run", "matrix-check", "check")
-BUILDS = BOOTS + ("kernels", "abi")
+BUILDS = BOOTS + ("kernels", "abi", "sparse")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key")
 
 

@@ -15,10 +15,16 @@ carries a header:
     Rule: the walk stops at a futex word that is not 4-byte aligned
     Expect: death.death_stops_at_misaligned_futex
     Equivalent: why no test can tell it apart (only for such mutants)
+    Kernel: exec-window (only for a mutant of a test-only variant)
 
 Rule says what the mutant breaks; Expect names the cases (globs, comma
 separated) expected to catch it; Equivalent marks a mutant that cannot be
-killed, with the reason in one line.
+killed, with the reason in one line. Kernel names the variant the mutant
+is applied to, "series" unless said: a variant that carries the series
+and test-only patches of its own (patches/exec-window/ widens de_thread()'s
+race windows), booted with its command line. Such a mutant is judged
+against that variant's own run, not against stock, since the test-only
+patches change what some cases can observe.
 """
 import fnmatch
 import json
@@ -30,8 +36,9 @@ from . import report
 from .tree import touched_files
 from .compare import NA
 from .log import Fatal
+from .targets import KERNEL_VARIANTS, has_series
 
-HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent):\s*(.*)$")
+HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
 
 
@@ -42,6 +49,7 @@ class Mutant:
     rule: str
     expect: tuple = ()
     equivalent: str = ""
+    kernel: str = "series"         # the variant it is applied to
 
 
 @dataclass
@@ -76,8 +84,16 @@ def parse_header(path):
     expect = tuple(g.strip() for g in fields.get("Expect", "").split(",") if g.strip())
     if not expect and not fields.get("Equivalent"):
         raise Fatal("mutant %s: no 'Expect:' line names the cases that catch it" % path)
+    kernel = fields.get("Kernel", "series")
+    if (kernel not in KERNEL_VARIANTS or not has_series(kernel)
+            or KERNEL_VARIANTS[kernel].get("fragments")):
+        raise Fatal("mutant %s: 'Kernel: %s' is not a variant made of the series "
+                    "and test-only patches (%s)" % (
+                        path, kernel, ", ".join(k for k, v in KERNEL_VARIANTS.items()
+                                                if v.get("patches", "").startswith("all")
+                                                and not v.get("fragments"))))
     return Mutant(path.name[:-len(".patch")], path, fields["Rule"], expect,
-                  fields.get("Equivalent", ""))
+                  fields.get("Equivalent", ""), kernel)
 
 
 def build_order(mutant):

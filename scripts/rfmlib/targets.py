@@ -117,6 +117,9 @@ class Target:
     # has one UART (the PL011), a virtio console for the results.
     console: str = "ttyS0"
     results_port: str = "ttyS1"
+    # In its architecture's group (and "all"); a target outside them runs
+    # only when TARGETS names it.
+    grouped: bool = True
 
     @property
     def user(self):
@@ -193,6 +196,12 @@ TARGETS = (
     # hardened by masking the address.
     Target("i386-pentium3", "i386", "ilp32", "ilp32",
            "qemu-system-i386", "pc", "pentium3"),
+    # 5-level paging: the x86_64 kernel on a CPU with LA57. Only a kernel
+    # with CONFIG_X86_5LEVEL (the distro variant) uses it, so it is in no
+    # group: TARGETS="x86 x86_64-la57" (make distro-check) names it.
+    Target("x86_64-la57", "x86_64", "lp64", "lp64",
+           "qemu-system-x86_64", "pc", X86_64_CPU + ",+la57",
+           cpu_flags=("smap", "smep"), grouped=False),
     # ARM on QEMU's virt machine. The Cortex-A57 runs AArch32 at EL0, so
     # the same arm64 kernel runs armhf programs through its compat entry;
     # the native 32-bit kernel runs on a Cortex-A15 (ARMv7, VFPv4, NEON).
@@ -208,9 +217,9 @@ TARGETS = (
 # TARGETS the x86 ones run: the ARM ones triple the cold build and the
 # guests' time (see the README), and run in make check as a short step.
 TARGET_GROUPS = {
-    "x86": tuple(t.name for t in TARGETS if t.x86),
-    "arm": tuple(t.name for t in TARGETS if not t.x86),
-    "all": tuple(t.name for t in TARGETS),
+    "x86": tuple(t.name for t in TARGETS if t.x86 and t.grouped),
+    "arm": tuple(t.name for t in TARGETS if not t.x86 and t.grouped),
+    "all": tuple(t.name for t in TARGETS if t.grouped),
 }
 DEFAULT_TARGET_GROUP = "x86"
 
@@ -233,19 +242,38 @@ KERNEL_VARIANTS = {
     # and unpacked into the cache, booted with our initramfs.
     "debian": {"prebuilt": "debian",
                "about": "Debian's prebuilt linux-image-amd64 / -686"},
+    # What a distribution builds: the series, and stock, from Debian's own
+    # config (full hardening, retpolines, 5-level paging, objtool's
+    # uaccess validation), modules off. Slow: not in make check.
+    "distro": {"patches": "all", "base": "debian",
+               "fragments": {"x86_64": ("distro.config",), "i386": ("distro.config",)},
+               "about": "series, built from Debian's own config (kconfig/distro.config)"},
+    "distro-stock": {"patches": "none", "base": "debian",
+                     "fragments": {"x86_64": ("distro.config",), "i386": ("distro.config",)},
+                     "about": "stock, built from Debian's own config (kconfig/distro.config)"},
     # A kernel built elsewhere: BZIMAGE=path [BZIMAGE32=path].
     "user": {"prebuilt": "user",
              "about": "the user's own bzImage (BZIMAGE, BZIMAGE32)"},
     # make bench only: the seed's one-million-lock experiment.
     "bench-1m": {"patches": "all+bench",
                  "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},
+    # Test only: de_thread() sleeps on request where a non-leader's exec
+    # can be raced (before its group-exit check, before its TID change),
+    # so the exec cases act inside those windows every time.
+    "exec-window": {"patches": "all+exec-window", "append": "exec_window_ms=1000",
+                    "about": "series + patches/exec-window, exec_window_ms=1000"},
 }
 
 def has_series(kernel):
     """Does this kernel variant carry the whole series (and so its fixes)?
     On the others, a case patches/deviations.txt names may fail."""
     variant = KERNEL_VARIANTS.get(kernel)
-    return variant is None or variant.get("patches") in ("all", "all+bench")
+    return variant is None or variant.get("patches", "").split("+")[0] == "all"
+
+
+def kernel_append(kernel):
+    """What a kernel variant needs on its command line, besides the target's."""
+    return KERNEL_VARIANTS.get(kernel, {}).get("append", "")
 
 
 DEFAULT_RUN_KERNELS = ("series",)

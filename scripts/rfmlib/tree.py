@@ -43,8 +43,10 @@ def read_series():
 
 
 def patches_for(variant_patches):
-    """Resolve a variant's "all"/"first"/"none" to patch files, or None
-    when the variant cannot exist yet (baseline without a series)."""
+    """Resolve a variant's "all"/"first"/"none"/"all+DIR" to patch files,
+    or None when the variant cannot exist yet (baseline without a
+    series). "all+DIR" is the series and then patches/DIR/*.patch, the
+    test-only patches of a variant (bench, exec-window)."""
     series = read_series()
     if variant_patches == "none":
         return []
@@ -52,9 +54,12 @@ def patches_for(variant_patches):
         return series
     if variant_patches == "first":
         return series[:1] if series else None
-    if variant_patches == "all+bench":
-        bench = sorted((config.PATCHES / "bench").glob("*.patch"))
-        return series + bench if series else None
+    if variant_patches.startswith("all+"):
+        extra_dir = config.PATCHES / variant_patches[len("all+"):]
+        extra = sorted(extra_dir.glob("*.patch"))
+        if not extra:
+            raise Fatal("%s holds no patch" % extra_dir)
+        return series + extra if series else None
     raise ValueError(variant_patches)
 
 

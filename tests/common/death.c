@@ -13,6 +13,7 @@
  */
 #include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -25,6 +26,8 @@ struct arena {
 	volatile uint32_t owner_tid;	/* the owner's TID, as it sees it */
 	volatile uint32_t note;		/* a child's report to the case */
 	volatile uint32_t waiting;	/* a waiter is about to sleep */
+	volatile uint32_t group_exit;	/* exec cases: the leader's go */
+	volatile uint32_t word_at_group_exit;	/* what the leader saw */
 };
 
 static struct arena *arena_new(void)
@@ -477,6 +480,420 @@ static int death_exec_from_thread(void)
 	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
 		  "word %#x, the thread's TID was %#x", a->lock[0].futex,
 		  a->owner_tid & FUTEX_TID_MASK);
+	return RFM_PASS;
+}
+
+/*
+ * ---- execve() from a thread that is not the group leader, against the
+ * PI state and the rest of its thread group ----
+ *
+ * On the exec-window test kernel (patches/exec-window/, exec_window_ms=
+ * on the command line) such a thread sleeps twice in de_thread(): before
+ * the check for a group exit, and after its robust lists are released,
+ * before its TID becomes the leader's. The cases act while it sleeps
+ * there; on every other kernel they act where they can without it.
+ */
+
+enum { NOTE_READY = 1, NOTE_EXEC = 2, NOTE_FAILED = 3 };
+
+/* The exit status of an owner whose leader's exit_group() won the race. */
+#define GROUP_EXIT_STATUS 7
+
+static unsigned long exec_window_ms(void)
+{
+	return rfm_cmdline_ulong("exec_window_ms=", 0);
+}
+
+/* FUTEX_LOCK_PI, @ms from now (its timeout is absolute): 0 or an errno. */
+static int lock_pi(uint32_t *word, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return syscall(SYS_futex, word, FUTEX_LOCK_PI, 0, &ts, NULL, 0) ? errno : 0;
+}
+
+static int unlock_pi(uint32_t *word)
+{
+	return syscall(SYS_futex, word, FUTEX_UNLOCK_PI, 0, NULL, NULL, 0) ? errno : 0;
+}
+
+/*
+ * What the exec'ing thread takes before it execs, set before the owner
+ * is forked: 0, or 1 if it failed (no robust lists on this kernel).
+ */
+static int (*exec_thread_takes)(struct arena *a);
+
+static void *exec_thread(void *arg)
+{
+	struct arena *a = arg;
+
+	a->owner_tid = (uint32_t)rfm_gettid();
+	if (exec_thread_takes(a)) {
+		a->note = NOTE_FAILED;
+		return NULL;
+	}
+	a->note = NOTE_READY;
+	while (a->note != NOTE_EXEC)
+		usleep(1000);
+	execl("/proc/self/exe", "death", RFM_PAUSE_ARG, (char *)NULL);
+	return NULL;
+}
+
+/*
+ * Fork an owner whose thread (not the leader) takes what
+ * exec_thread_takes() says and execs on NOTE_EXEC; -1 if it could not. Its leader waits for
+ * a->group_exit, then notes lock 0's word and calls exit_group().
+ */
+static pid_t start_exec_owner(struct arena *a)
+{
+	pid_t owner = fork();
+
+	if (owner == 0) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, exec_thread, a))
+			_exit(1);
+		while (!a->group_exit)
+			rfm_futex_wait((uint32_t *)&a->group_exit, 0, 1000);
+		a->word_at_group_exit = a->lock[0].futex;
+		syscall(SYS_exit_group, GROUP_EXIT_STATUS);
+	}
+	while (owner > 0 && a->note != NOTE_READY) {
+		if (a->note == NOTE_FAILED || waitpid(owner, NULL, WNOHANG) == owner) {
+			kill(owner, SIGKILL);
+			waitpid(owner, NULL, 0);
+			return -1;
+		}
+		usleep(1000);
+	}
+	return owner;
+}
+
+/* Has the owner's new image started (its command line is the pause's)? */
+static int exec_done(pid_t owner)
+{
+	char path[64], buf[128] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", owner);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 && memmem(buf, n, RFM_PAUSE_ARG, strlen(RFM_PAUSE_ARG));
+}
+
+/*
+ * Tell the thread to exec, and return once it sleeps in de_thread()'s
+ * first window (exec-window kernel), or at once. 1 if it was seen there.
+ */
+static int exec_now(struct arena *a)
+{
+	a->note = NOTE_EXEC;
+	if (!exec_window_ms())
+		return 0;
+	for (int i = 0; i < 5000; i++) {
+		if (rfm_proc_state(a->owner_tid) == 'D')
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Wait up to 10 s for the owner's new image; 1 if it started. */
+static int wait_exec_done(pid_t owner)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (exec_done(owner))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * A child that sets *@started, calls lock_pi(@word, @ms), unlocks what it
+ * got, and exits with the errno.
+ */
+static pid_t start_pi_locker(uint32_t *word, long ms, volatile uint32_t *started)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int err;
+
+		*started = 1;
+		err = lock_pi(word, ms);
+
+		if (!err && unlock_pi(word))
+			_exit(100);
+		_exit(err);
+	}
+	return pid;
+}
+
+/* The errno a start_pi_locker() child ended with, or -1. */
+static int pi_locker_result(pid_t pid)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Lock 1's word as a plain PI futex: no robust list at all. */
+static int takes_pi_word(struct arena *a)
+{
+	a->lock[1].futex = (uint32_t)rfm_gettid();
+	return 0;
+}
+
+/*
+ * A PI waiter that attached before the exec is handed the lock: the PI
+ * state of the old image is released when it goes, as at an exit.
+ */
+static int exec_pi_waiter_handed_over(void)
+{
+	struct arena *a = arena_new();
+	pid_t owner, locker;
+	int err, later;
+
+	RFM_CHECK(a, "mmap");
+	exec_thread_takes = takes_pi_word;
+	owner = start_exec_owner(a);
+	RFM_CHECK(owner > 0, "the owner never got ready");
+	a->waiting = 0;
+	locker = start_pi_locker(&a->lock[1].futex, 10000 + 3 * exec_window_ms(),
+				 &a->waiting);
+	RFM_CHECK(rfm_wait_sleeping(locker, &a->waiting), "the locker never slept");
+	exec_now(a);
+	err = pi_locker_result(locker);
+	RFM_CHECK(wait_exec_done(owner), "the new image never started");
+	later = pi_locker_result(start_pi_locker(&a->lock[1].futex, 2000, &a->waiting));
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	rfm_obs("waiter", "%s", rfm_errno_name(err));
+	rfm_obs("later_locker", "%s", rfm_errno_name(later));
+	RFM_CHECK(err == 0, "the waiter got %s, not the lock", rfm_errno_name(err));
+	RFM_CHECK(later == 0, "a later locker got %s", rfm_errno_name(later));
+	return RFM_PASS;
+}
+
+/* Lock 1's word as a plain PI futex, and lock 0 on its robust list. */
+static int takes_pi_word_and_lock(struct arena *a)
+{
+	takes_pi_word(a);
+	take(a, 0, 0);
+	return register_head(&a->head);
+}
+
+/*
+ * A PI locker that comes while the thread is in exec, under its old TID,
+ * after its robust lists were released (lock 0 shows it): it must be
+ * handed the lock too, and a later locker must get it after that.
+ * Released before the TID change, the PI state would stay with the new
+ * image, whose TID the word does not hold: the waiter sleeps until its
+ * timeout, a later one gets EINVAL. Without the exec-window kernel the
+ * locker comes once the new image runs, and the old TID names no one
+ * (ESRCH).
+ */
+static int exec_pi_locker_during_exec(void)
+{
+	struct arena *a = arena_new();
+	long window = exec_window_ms();
+	pid_t owner, locker, later;
+	int err, later_err;
+
+	RFM_CHECK(a, "mmap");
+	exec_thread_takes = takes_pi_word_and_lock;
+	owner = start_exec_owner(a);
+	RFM_CHECK(owner > 0, "the owner never got ready");
+	if (window) {
+		int released = 0;
+
+		exec_now(a);
+		for (int i = 0; i < 5000 && !released; i++) {
+			released = a->lock[0].futex == FUTEX_OWNER_DIED &&
+				   rfm_proc_state(a->owner_tid) == 'D';
+			usleep(1000);
+		}
+		RFM_CHECK(released, "the thread never slept in de_thread() with "
+			  "its robust lists released (word %#x)", a->lock[0].futex);
+		locker = start_pi_locker(&a->lock[1].futex, 2 * window + 3000,
+					 &a->waiting);
+		RFM_CHECK(wait_exec_done(owner), "the new image never started");
+	} else {
+		exec_now(a);
+		RFM_CHECK(wait_exec_done(owner), "the new image never started");
+		locker = start_pi_locker(&a->lock[1].futex, 2000, &a->waiting);
+	}
+	later = start_pi_locker(&a->lock[1].futex, 1000, &a->waiting);
+	err = pi_locker_result(locker);
+	later_err = pi_locker_result(later);
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	rfm_obs("locker", "%s", rfm_errno_name(err));
+	rfm_obs("later_locker", "%s", rfm_errno_name(later_err));
+	RFM_CHECK(err == (window ? 0 : ESRCH), "the locker got %s",
+		  rfm_errno_name(err));
+	RFM_CHECK(later_err == err, "a later locker got %s",
+		  rfm_errno_name(later_err));
+	return RFM_PASS;
+}
+
+/* Lock 0, listed, with FUTEX_WAITERS. */
+static int takes_contended_lock(struct arena *a)
+{
+	take(a, 0, FUTEX_WAITERS);
+	return register_head(&a->head);
+}
+
+/*
+ * The exec races the leader's exit_group(). Whichever wins, the lock is
+ * released and its waiter woken once the thread is gone; and when the
+ * group exit wins (the exec fails), the lock was still held when it
+ * began: the exec released nothing before it could no longer fail. On
+ * the exec-window kernel the group exit comes while the thread sleeps
+ * before de_thread()'s check, so it always wins there.
+ */
+static int death_exec_races_group_exit(void)
+{
+	struct arena *a = arena_new();
+	pid_t owner, sleeper;
+	uint32_t held;
+	int status, woken, ended, group_exit_won;
+
+	RFM_CHECK(a, "mmap");
+	exec_thread_takes = takes_contended_lock;
+	owner = start_exec_owner(a);
+	RFM_CHECK(owner > 0, "the owner never got ready");
+	held = a->lock[0].futex;
+	sleeper = start_sleeper(a);
+	RFM_CHECK(sleeper > 0, "the waiter never slept");
+	exec_now(a);
+	a->group_exit = 1;
+	rfm_futex_wake((uint32_t *)&a->group_exit, 1);
+	/* Until the new image runs, or the owner has ended. */
+	ended = 0;
+	for (int i = 0; i < 1000 && !ended && !exec_done(owner); i++) {
+		ended = waitpid(owner, &status, WNOHANG) == owner;
+		usleep(10000);
+	}
+	woken = sleeper_woken(sleeper);
+	group_exit_won = ended && WIFEXITED(status) &&
+			 WEXITSTATUS(status) == GROUP_EXIT_STATUS;
+	if (!ended) {
+		kill(owner, SIGKILL);
+		waitpid(owner, NULL, 0);
+	}
+	if (exec_window_ms())
+		rfm_obs("winner", "%s", group_exit_won ? "group_exit" : "exec");
+	rfm_obs("word", "%#x", a->lock[0].futex);
+	RFM_CHECK(!exec_window_ms() || group_exit_won,
+		  "the exec won over a group exit that began before de_thread()");
+	RFM_CHECK(!group_exit_won || a->word_at_group_exit == held,
+		  "the group exit began with the word %#x, not %#x: the exec "
+		  "released the lock before it could no longer fail",
+		  a->word_at_group_exit, held);
+	RFM_CHECK(woken, "the waiter was not woken");
+	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
+		  "word %#x", a->lock[0].futex);
+	return RFM_PASS;
+}
+
+/* Lock 0 as a robust PI futex: listed, bit 0 of its link set. */
+static int takes_robust_pi_lock(struct arena *a)
+{
+	take(a, 0, 0);
+	a->head.list.next = (void *)((uintptr_t)a->head.list.next | 1);
+	return register_head(&a->head);
+}
+
+/*
+ * A robust PI lock held across the exec, with a waiter: the waiter gets
+ * it with FUTEX_OWNER_DIED set (the PI state is released when the old
+ * image goes, as at an exit).
+ */
+static int death_exec_robust_pi_waiter(void)
+{
+	struct arena *a = arena_new();
+	pid_t owner, locker;
+	uint32_t word;
+	int err;
+
+	RFM_CHECK(a, "mmap");
+	exec_thread_takes = takes_robust_pi_lock;
+	owner = start_exec_owner(a);
+	RFM_CHECK(owner > 0, "the owner never got ready");
+	a->waiting = 0;
+	locker = fork();
+	if (locker == 0) {
+		a->waiting = 1;
+		err = lock_pi(&a->lock[0].futex, 10000 + 3 * exec_window_ms());
+		a->lock[1].futex = a->lock[0].futex;	/* the word it got */
+		a->lock[2].futex = (uint32_t)rfm_gettid();
+		_exit(err);
+	}
+	RFM_CHECK(rfm_wait_sleeping(locker, &a->waiting), "the locker never slept");
+	exec_now(a);
+	err = pi_locker_result(locker);
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	word = a->lock[1].futex;
+	rfm_obs("locker", "%s", rfm_errno_name(err));
+	rfm_obs("word_bits", "%#x", word & ~FUTEX_TID_MASK);
+	RFM_CHECK(err == 0, "the locker got %s", rfm_errno_name(err));
+	RFM_CHECK((word & FUTEX_TID_MASK) == a->lock[2].futex,
+		  "word %#x, the locker is %u", word, a->lock[2].futex);
+	RFM_CHECK(word & FUTEX_OWNER_DIED, "word %#x: the owner's exec was "
+		  "not reported as its death", word);
+	return RFM_PASS;
+}
+
+/*
+ * A robust PI lock held across the exec, uncontended: the walk releases
+ * it (FUTEX_OWNER_DIED, no TID), and the next FUTEX_LOCK_PI takes it over
+ * and sees FUTEX_OWNER_DIED. Left with the old TID, which names no task
+ * once the exec is done, the lock would refuse every locker with ESRCH.
+ */
+static int death_exec_robust_pi_uncontended(void)
+{
+	struct arena *a = arena_new();
+	pid_t owner;
+	uint32_t released;
+	int err;
+
+	RFM_CHECK(a, "mmap");
+	exec_thread_takes = takes_robust_pi_lock;
+	owner = start_exec_owner(a);
+	RFM_CHECK(owner > 0, "the owner never got ready");
+	exec_now(a);
+	RFM_CHECK(wait_exec_done(owner), "the new image never started");
+	released = a->lock[0].futex;
+	err = lock_pi(&a->lock[0].futex, 2000);
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	if (released == a->owner_tid)
+		rfm_obs("word_after_exec", "the thread's TID");
+	else
+		rfm_obs("word_after_exec", "%#x", released);
+	rfm_obs("locker", "%s", rfm_errno_name(err));
+	rfm_obs("word_bits", "%#x", a->lock[0].futex & ~FUTEX_TID_MASK);
+	RFM_CHECK(released == FUTEX_OWNER_DIED, "word %#x after the exec, the "
+		  "thread's TID was %#x", released, a->owner_tid);
+	RFM_CHECK(err == 0, "the next locker got %s", rfm_errno_name(err));
+	RFM_CHECK(a->lock[0].futex & FUTEX_OWNER_DIED, "word %#x",
+		  a->lock[0].futex);
 	return RFM_PASS;
 }
 
@@ -1087,6 +1504,11 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_thread_exit),
 	RFM_CASE(death_at_exec),
 	RFM_CASE(death_exec_from_thread),
+	RFM_CASE(exec_pi_waiter_handed_over),
+	RFM_CASE(exec_pi_locker_during_exec),
+	RFM_CASE(death_exec_races_group_exit),
+	RFM_CASE(death_exec_robust_pi_waiter),
+	RFM_CASE(death_exec_robust_pi_uncontended),
 	RFM_CASE(death_only_own_entries),
 	RFM_CASE(death_negative_offset),
 	RFM_CASE(death_pi_entry_then_more),

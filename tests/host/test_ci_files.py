@@ -14,7 +14,10 @@ GITHUB = config.REPO / ".github" / "workflows" / "matrix.yml"
 GITHUB_BISECT = config.REPO / ".github" / "workflows" / "bisect.yml"
 # The architecture groups bisect-check splits into, one runner each.
 ARCH_GROUPS = sorted(g for g in TARGET_GROUPS if g != "all")
-TABLE = [t.name for t in TARGETS]
+# The matrix's shards: every target of a group (the others, x86_64-la57,
+# run in the distro job, which names them).
+TABLE = [t.name for t in TARGETS if t.grouped]
+UNGROUPED = [t.name for t in TARGETS if not t.grouped]
 KCONFIG_OF = {t.name: t.kconfig for t in TARGETS}
 # Top-level keys of a GitLab file that are not jobs.
 GITLAB_GLOBAL = {"stages", "variables", "default", "workflow", "include", "image",
@@ -187,6 +190,29 @@ class Bisect(unittest.TestCase):
         built = {kc for g in ARCH_GROUPS
                  for kc in targets.bisect_configs(targets.select_targets(g))}
         self.assertEqual(built, set(targets.BISECT_CONFIGS))
+
+
+class Distro(unittest.TestCase):
+    """make distro-check in CI: on both, run when the series or the
+    distro config changes, with the targets no group holds."""
+
+    def test_gitlab_runs_it_when_the_series_changes(self):
+        _, jobs = gitlab_jobs()
+        job = jobs["distro:x86"]
+        self.assertIn("make distro-check", script_text(job))
+        self.assertEqual(job["rules"], [{"changes": ["patches/**/*", "kconfig/distro.config"]}])
+
+    def test_github_runs_it_when_the_series_changes(self):
+        doc = load(config.REPO / ".github" / "workflows" / "distro.yml")
+        self.assertIn("make distro-check", steps_text(doc["jobs"]["distro"]))
+        on = doc.get("on", doc.get(True))
+        self.assertEqual(on["push"]["paths"], ["patches/**", "kconfig/distro.config"])
+
+    def test_it_boots_the_targets_no_group_holds(self):
+        make = (config.REPO / "Makefile").read_text()
+        line = [l for l in make.splitlines() if "KERNELS=distro,distro-stock" in l][0]
+        for name in UNGROUPED:
+            self.assertIn(name, line)
 
 
 if __name__ == "__main__":

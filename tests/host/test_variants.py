@@ -1,0 +1,69 @@
+"""Kernel variants with test-only patches (exec-window), and mutants of them."""
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from rfmlib import config, mutate, sparse, targets, tree
+from rfmlib.log import Fatal
+
+DIFF = "--- a/fs/exec.c\n+++ b/fs/exec.c\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+class ExecWindow(unittest.TestCase):
+    def test_the_series_then_its_own_patches(self):
+        patches = tree.patches_for(targets.KERNEL_VARIANTS["exec-window"]["patches"])
+        self.assertEqual(patches[:-1], tree.read_series())
+        self.assertEqual(patches[-1].parent, config.PATCHES / "exec-window")
+
+    def test_it_carries_the_series_and_asks_for_its_window(self):
+        self.assertTrue(targets.has_series("exec-window"))
+        self.assertFalse(targets.has_series("stock"))
+        self.assertFalse(targets.has_series("debian"))
+        self.assertIn("exec_window_ms=", targets.kernel_append("exec-window"))
+        self.assertEqual(targets.kernel_append("series"), "")
+
+    def test_an_empty_patch_directory_is_refused(self):
+        with self.assertRaisesRegex(Fatal, "holds no patch"):
+            tree.patches_for("all+no-such-dir")
+
+
+class MutantKernel(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="rfm-mutants-"))
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def load(self, header):
+        (self.dir / "m.patch").write_text("Rule: r\nExpect: death.x\n" + header + "\n" + DIFF)
+        return mutate.load_catalogue(self.dir)[0]
+
+    def test_series_unless_said(self):
+        self.assertEqual(self.load("").kernel, "series")
+        self.assertEqual(self.load("Kernel: exec-window").kernel, "exec-window")
+
+    def test_only_a_variant_made_of_the_series(self):
+        for bad in ("stock", "baseline", "debug", "nope"):
+            with self.assertRaisesRegex(Fatal, "Kernel: %s" % bad):
+                self.load("Kernel: %s" % bad)
+
+    def test_the_catalogue_names_its_exec_window_mutants(self):
+        catalogue = mutate.load_catalogue(config.REPO / "tests" / "mutants")
+        windowed = {m.name for m in catalogue if m.kernel == "exec-window"}
+        self.assertIn("exec-release-before-de_thread", windowed)
+
+
+class Sparse(unittest.TestCase):
+    def test_findings_without_line_numbers(self):
+        log = ("$ make C=2 kernel/futex/robust.o\n"
+               "  CHECK   kernel/futex/robust.c\n"
+               "kernel/futex/robust.c:254:9: warning: context imbalance in 'f' - wrong count at exit\n"
+               "fs/exec.c:12:1: error: bad thing\n")
+        self.assertEqual(sparse.findings(log), {
+            "kernel/futex/robust.c: warning: context imbalance in 'f' - wrong count at exit",
+            "fs/exec.c: error: bad thing"})
+
+    def test_the_series_c_files(self):
+        sources = sparse.series_sources(tree.read_series())
+        self.assertIn("kernel/futex/robust.c", sources)
+        self.assertIn("fs/exec.c", sources)
+        self.assertTrue(all(s.endswith(".c") for s in sources))

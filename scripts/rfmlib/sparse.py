@@ -8,11 +8,14 @@ there all along.
 """
 import re
 
-from . import kbuild, report, tree
+from . import config, kbuild, report, tree
 
 SPARSE_CONFIGS = ("x86_64", "i386")
 FINDING_RE = re.compile(r"\b(?:warning|error):")
 LOCATION_RE = re.compile(r":\d+(?::\d+)?:")
+# sparse names files by the tree's absolute path, which differs between
+# the series' tree slot and the pristine tree stock is built from.
+TREE_PREFIX_RE = re.compile(r"\S*/%s/" % re.escape(config.LINUX_TOPDIR))
 
 
 def series_sources(patches):
@@ -21,8 +24,10 @@ def series_sources(patches):
 
 
 def findings(log_text):
-    """sparse's warnings and errors in a make C=2 log, without line numbers."""
-    return {LOCATION_RE.sub(":", line.strip()) for line in log_text.splitlines()
+    """sparse's warnings and errors in a make C=2 log, tree-relative and
+    without line numbers."""
+    return {LOCATION_RE.sub(":", TREE_PREFIX_RE.sub("", line.strip()))
+            for line in log_text.splitlines()
             if FINDING_RE.search(line) and not line.startswith("$ ")}
 
 

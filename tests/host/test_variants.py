@@ -62,6 +62,15 @@ class Sparse(unittest.TestCase):
             "kernel/futex/robust.c: warning: context imbalance in 'f' - wrong count at exit",
             "fs/exec.c: error: bad thing"})
 
+    def test_the_same_finding_in_two_trees_is_one(self):
+        series = ("/c/src/6.1.192-3/series/linux-source-6.1/fs/exec.c:1240:17: "
+                  "warning: incorrect type in argument 1 (different address spaces)\n")
+        stock = ("/c/src/6.1.192-3/pristine/linux-source-6.1/fs/exec.c:1229:17: "
+                 "warning: incorrect type in argument 1 (different address spaces)\n")
+        self.assertEqual(sparse.findings(series), sparse.findings(stock))
+        self.assertEqual(sparse.findings(series), {
+            "fs/exec.c: warning: incorrect type in argument 1 (different address spaces)"})
+
     def test_the_series_c_files(self):
         sources = sparse.series_sources(tree.read_series())
         self.assertIn("kernel/futex/robust.c", sources)

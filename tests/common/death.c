@@ -26,6 +26,7 @@ struct arena {
 	volatile uint32_t owner_tid;	/* the owner's TID, as it sees it */
 	volatile uint32_t note;		/* a child's report to the case */
 	volatile uint32_t waiting;	/* a waiter is about to sleep */
+	volatile uint32_t waiting2;	/* a second one is */
 	volatile uint32_t group_exit;	/* exec cases: the leader's go */
 	volatile uint32_t word_at_group_exit;	/* what the leader saw */
 };
@@ -705,7 +706,8 @@ static int takes_pi_word_and_lock(struct arena *a)
  * image, whose TID the word does not hold: the waiter sleeps until its
  * timeout, a later one gets EINVAL. Without the exec-window kernel the
  * locker comes once the new image runs, and the old TID names no one
- * (ESRCH).
+ * (ESRCH; PIDs are handed out cyclically, so the number is not reused
+ * within the case).
  */
 static int exec_pi_locker_during_exec(void)
 {
@@ -729,8 +731,13 @@ static int exec_pi_locker_during_exec(void)
 		}
 		RFM_CHECK(released, "the thread never slept in de_thread() with "
 			  "its robust lists released (word %#x)", a->lock[0].futex);
+		a->waiting = 0;
 		locker = start_pi_locker(&a->lock[1].futex, 2 * window + 3000,
 					 &a->waiting);
+		RFM_CHECK(rfm_wait_sleeping(locker, &a->waiting) &&
+			  rfm_proc_state(a->owner_tid) == 'D',
+			  "timing: the locker did not block while the thread slept "
+			  "in de_thread()");
 		RFM_CHECK(wait_exec_done(owner), "the new image never started");
 	} else {
 		exec_now(a);
@@ -822,14 +829,15 @@ static int takes_robust_pi_lock(struct arena *a)
 /*
  * A robust PI lock held across the exec, with a waiter: the waiter gets
  * it with FUTEX_OWNER_DIED set (the PI state is released when the old
- * image goes, as at an exit).
+ * image goes, as at an exit). On the exec-window kernel a second locker
+ * comes between the walk and the TID change, and gets it after the first.
  */
 static int death_exec_robust_pi_waiter(void)
 {
 	struct arena *a = arena_new();
-	pid_t owner, locker;
+	pid_t owner, locker, second = -1;
 	uint32_t word;
-	int err;
+	int err, second_err;
 
 	RFM_CHECK(a, "mmap");
 	exec_thread_takes = takes_robust_pi_lock;
@@ -846,13 +854,40 @@ static int death_exec_robust_pi_waiter(void)
 	}
 	RFM_CHECK(rfm_wait_sleeping(locker, &a->waiting), "the locker never slept");
 	exec_now(a);
+	if (exec_window_ms()) {
+		/*
+		 * After the walk (no TID in the word, FUTEX_OWNER_DIED and
+		 * FUTEX_WAITERS) and before the TID change, the thread still
+		 * owns the rt_mutex: a second locker queues behind the first
+		 * and gets the lock after it.
+		 */
+		int walked = 0;
+
+		for (int i = 0; i < 5000 && !walked; i++) {
+			walked = a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS) &&
+				 rfm_proc_state(a->owner_tid) == 'D';
+			usleep(1000);
+		}
+		RFM_CHECK(walked, "the thread never slept in de_thread() after the "
+			  "walk (word %#x)", a->lock[0].futex);
+		a->waiting2 = 0;
+		second = start_pi_locker(&a->lock[0].futex, 4 * exec_window_ms() + 5000,
+					 &a->waiting2);
+		RFM_CHECK(rfm_wait_sleeping(second, &a->waiting2),
+			  "the second locker never slept");
+	}
 	err = pi_locker_result(locker);
+	second_err = second > 0 ? pi_locker_result(second) : 0;
 	kill(owner, SIGKILL);
 	waitpid(owner, NULL, 0);
 	word = a->lock[1].futex;
 	rfm_obs("locker", "%s", rfm_errno_name(err));
 	rfm_obs("word_bits", "%#x", word & ~FUTEX_TID_MASK);
+	if (second > 0)
+		rfm_obs("second_locker", "%s", rfm_errno_name(second_err));
 	RFM_CHECK(err == 0, "the locker got %s", rfm_errno_name(err));
+	RFM_CHECK(second_err == 0, "the second locker got %s",
+		  rfm_errno_name(second_err));
 	RFM_CHECK((word & FUTEX_TID_MASK) == a->lock[2].futex,
 		  "word %#x, the locker is %u", word, a->lock[2].futex);
 	RFM_CHECK(word & FUTEX_OWNER_DIED, "word %#x: the owner's exec was "
@@ -892,8 +927,9 @@ static int death_exec_robust_pi_uncontended(void)
 	RFM_CHECK(released == FUTEX_OWNER_DIED, "word %#x after the exec, the "
 		  "thread's TID was %#x", released, a->owner_tid);
 	RFM_CHECK(err == 0, "the next locker got %s", rfm_errno_name(err));
-	RFM_CHECK(a->lock[0].futex & FUTEX_OWNER_DIED, "word %#x",
-		  a->lock[0].futex);
+	RFM_CHECK((a->lock[0].futex & FUTEX_TID_MASK) == (uint32_t)rfm_gettid() &&
+		  (a->lock[0].futex & FUTEX_OWNER_DIED),
+		  "word %#x, the locker is %u", a->lock[0].futex, (uint32_t)rfm_gettid());
 	return RFM_PASS;
 }
 

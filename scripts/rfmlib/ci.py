@@ -2,14 +2,15 @@
 
 `rfm cache-key` prints one line for the kernels KERNELS and TARGETS
 select, from the keys kbuild finds them by (tree version, patch diffs,
-config fragments, compiler): the line changes exactly when one of those
+config fragments, Debian's config for the distro variants, compiler): the
+line changes exactly when one of those
 kernels would be built anew.
 """
 import hashlib
 import os
 import shutil
 
-from . import config, kbuild, tree
+from . import config, kbuild, prebuilt, tree
 from .log import Fatal
 from .targets import KERNEL_VARIANTS
 
@@ -29,7 +30,8 @@ def kernel_keys(kernels, targets):
         fragments = variant.get("fragments", {})
         for kc in sorted({t.kconfig for t in targets}):
             key, _ = kbuild.cached(kc, patches,
-                                   [config.KCONFIG / f for f in fragments.get(kc, ())])
+                                   [config.KCONFIG / f for f in fragments.get(kc, ())],
+                                   prebuilt.base_config(variant, kc))
             keys.append((kernel, kc, key))
     return keys
 

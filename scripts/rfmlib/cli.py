@@ -62,7 +62,7 @@ def build_kernels(kernels, targets):
             images[(kernel, kc)] = kbuild.build(
                 slot, patches, kc, label="%s/%s" % (kernel, kc),
                 extra_fragments=[config.KCONFIG / f for f in extra.get(kc, ())],
-                base_config=prebuilt.fetch(kc) / "config" if base == "debian" else None)
+                base_config=prebuilt.base_config(KERNEL_VARIANTS[kernel], kc))
     return images, unavailable, described
 
 

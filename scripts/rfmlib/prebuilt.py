@@ -143,6 +143,14 @@ def fetch(kconfig_name):
     return done
 
 
+def base_config(variant, kconfig_name):
+    """The config a kernel variant starts from instead of tinyconfig:
+    Debian's own for "base": "debian" (KERNELS=distro), else None."""
+    if variant.get("base") == "debian":
+        return fetch(kconfig_name) / "config"
+    return None
+
+
 # Kernel build -> the variable naming the user's image for it.
 USER_IMAGES = {"x86_64": "BZIMAGE", "i386": "BZIMAGE32"}
 

@@ -4,7 +4,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from rfmlib import config, mutate, sparse, targets, tree
+from rfmlib import config, kbuild, mutate, sparse, targets, tree
 from rfmlib.log import Fatal
 
 DIFF = "--- a/fs/exec.c\n+++ b/fs/exec.c\n@@ -1 +1 @@\n-a\n+b\n"
@@ -26,6 +26,33 @@ class ExecWindow(unittest.TestCase):
     def test_an_empty_patch_directory_is_refused(self):
         with self.assertRaisesRegex(Fatal, "holds no patch"):
             tree.patches_for("all+no-such-dir")
+
+
+class Distro(unittest.TestCase):
+    def test_debians_config_is_part_of_the_key(self):
+        kc = targets.KERNEL_CONFIGS["x86_64"]
+        d = Path(tempfile.mkdtemp(prefix="rfm-base-"))
+        self.addCleanup(shutil.rmtree, d)
+        (d / "a").write_text("CONFIG_X86_5LEVEL=y\n")
+        (d / "b").write_text("CONFIG_X86_5LEVEL=n\n")
+        keys = {kbuild.kernel_key(kc, "t"), kbuild.kernel_key(kc, "t", (), d / "a"),
+                kbuild.kernel_key(kc, "t", (), d / "b")}
+        self.assertEqual(len(keys), 3)
+
+    def test_the_distro_variants_start_from_debians_config(self):
+        for k in ("distro", "distro-stock"):
+            v = targets.KERNEL_VARIANTS[k]
+            self.assertEqual(v["base"], "debian")
+            self.assertEqual(set(v["fragments"]), {"x86_64", "i386"})
+        self.assertTrue(targets.has_series("distro"))
+        self.assertFalse(targets.has_series("distro-stock"))
+
+    def test_la57_is_in_no_group(self):
+        self.assertNotIn("x86_64-la57", targets.TARGET_GROUPS["x86"])
+        self.assertNotIn("x86_64-la57", targets.TARGET_GROUPS["all"])
+        self.assertEqual([t.name for t in targets.select_targets("x86_64-la57")],
+                         ["x86_64-la57"])
+        self.assertIn("+la57", targets.target("x86_64-la57").cpu)
 
 
 class MutantKernel(unittest.TestCase):

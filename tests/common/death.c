@@ -548,13 +548,16 @@ static void *exec_thread(void *arg)
 }
 
 /*
- * Fork an owner whose thread (not the leader) takes what
- * exec_thread_takes() says and execs on NOTE_EXEC; -1 if it could not. Its leader waits for
+ * Fork an owner whose thread (not the leader) takes what @takes says and
+ * execs on NOTE_EXEC; -1 if it could not. Its leader waits for
  * a->group_exit, then notes lock 0's word and calls exit_group().
  */
-static pid_t start_exec_owner(struct arena *a)
+static pid_t start_exec_owner(struct arena *a, int (*takes)(struct arena *a))
 {
-	pid_t owner = fork();
+	pid_t owner;
+
+	exec_thread_takes = takes;
+	owner = fork();
 
 	if (owner == 0) {
 		pthread_t t;
@@ -670,8 +673,7 @@ static int exec_pi_waiter_handed_over(void)
 	int err, later;
 
 	RFM_CHECK(a, "mmap");
-	exec_thread_takes = takes_pi_word;
-	owner = start_exec_owner(a);
+	owner = start_exec_owner(a, takes_pi_word);
 	RFM_CHECK(owner > 0, "the owner never got ready");
 	a->waiting = 0;
 	locker = start_pi_locker(&a->lock[1].futex, 10000 + 3 * exec_window_ms(),
@@ -717,8 +719,7 @@ static int exec_pi_locker_during_exec(void)
 	int err, later_err;
 
 	RFM_CHECK(a, "mmap");
-	exec_thread_takes = takes_pi_word_and_lock;
-	owner = start_exec_owner(a);
+	owner = start_exec_owner(a, takes_pi_word_and_lock);
 	RFM_CHECK(owner > 0, "the owner never got ready");
 	if (window) {
 		int released = 0;
@@ -781,8 +782,7 @@ static int death_exec_races_group_exit(void)
 	int status, woken, ended, group_exit_won;
 
 	RFM_CHECK(a, "mmap");
-	exec_thread_takes = takes_contended_lock;
-	owner = start_exec_owner(a);
+	owner = start_exec_owner(a, takes_contended_lock);
 	RFM_CHECK(owner > 0, "the owner never got ready");
 	held = a->lock[0].futex;
 	sleeper = start_sleeper(a);
@@ -840,8 +840,7 @@ static int death_exec_robust_pi_waiter(void)
 	int err, second_err;
 
 	RFM_CHECK(a, "mmap");
-	exec_thread_takes = takes_robust_pi_lock;
-	owner = start_exec_owner(a);
+	owner = start_exec_owner(a, takes_robust_pi_lock);
 	RFM_CHECK(owner > 0, "the owner never got ready");
 	a->waiting = 0;
 	locker = fork();
@@ -909,8 +908,7 @@ static int death_exec_robust_pi_uncontended(void)
 	int err;
 
 	RFM_CHECK(a, "mmap");
-	exec_thread_takes = takes_robust_pi_lock;
-	owner = start_exec_owner(a);
+	owner = start_exec_owner(a, takes_robust_pi_lock);
 	RFM_CHECK(owner > 0, "the owner never got ready");
 	exec_now(a);
 	RFM_CHECK(wait_exec_done(owner), "the new image never started");

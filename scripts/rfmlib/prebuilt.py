@@ -143,12 +143,24 @@ def fetch(kconfig_name):
     return done
 
 
+def without_modules(config_text):
+    """A config with every module (=m) left out: with CONFIG_MODULES off,
+    Kconfig would build each of them in instead, thousands of drivers no
+    guest loads."""
+    return re.sub(r"^(CONFIG_\w+)=m$", r"# \1 is not set", config_text, flags=re.M)
+
+
 def base_config(variant, kconfig_name):
     """The config a kernel variant starts from instead of tinyconfig:
-    Debian's own for "base": "debian" (KERNELS=distro), else None."""
-    if variant.get("base") == "debian":
-        return fetch(kconfig_name) / "config"
-    return None
+    Debian's own, without its modules, for "base": "debian"
+    (KERNELS=distro), else None."""
+    if variant.get("base") != "debian":
+        return None
+    debian = fetch(kconfig_name)
+    path = debian / "config-without-modules"
+    if not path.exists():
+        atomic.write(path, without_modules((debian / "config").read_text()))
+    return path
 
 
 # Kernel build -> the variable naming the user's image for it.

@@ -39,6 +39,13 @@ class Distro(unittest.TestCase):
                 kbuild.kernel_key(kc, "t", (), d / "b")}
         self.assertEqual(len(keys), 3)
 
+    def test_debians_modules_are_left_out_not_built_in(self):
+        from rfmlib import prebuilt
+        text = "CONFIG_EXT4_FS=y\nCONFIG_AFS_FS=m\n# CONFIG_FOO is not set\nCONFIG_S=\"m\"\n"
+        self.assertEqual(prebuilt.without_modules(text),
+                         "CONFIG_EXT4_FS=y\n# CONFIG_AFS_FS is not set\n"
+                         "# CONFIG_FOO is not set\nCONFIG_S=\"m\"\n")
+
     def test_the_distro_variants_start_from_debians_config(self):
         for k in ("distro", "distro-stock"):
             v = targets.KERNEL_VARIANTS[k]

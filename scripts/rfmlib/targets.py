@@ -168,9 +168,11 @@ def bisect_configs(targets=None):
 
 # CPU features that decide how the kernel's user accesses are hardened:
 # SMAP (a user access outside a STAC window faults) and SMEP, and SSE2
-# (without it, i386 has no LFENCE for barrier_nospec()). The guest reports
-# which of them it saw; the matrix shows them per target.
-HARDENING_CPU_FLAGS = ("smap", "smep", "sse2")
+# (without it, i386 has no LFENCE for barrier_nospec()), and LA57: the
+# kernel runs with 5-level paging (it clears the flag otherwise), so
+# TASK_SIZE_MAX, which mask_user_address() clamps to, is read at run time.
+# The guest reports which of them it saw; the matrix shows them per target.
+HARDENING_CPU_FLAGS = ("smap", "smep", "sse2", "la57")
 
 # QEMU's generic models plus SMAP and SMEP (TCG enforces both), so that a
 # user access outside a STAC/CLAC window is caught, not passed over.
@@ -201,7 +203,7 @@ TARGETS = (
     # group: TARGETS="x86 x86_64-la57" (make distro-check) names it.
     Target("x86_64-la57", "x86_64", "lp64", "lp64",
            "qemu-system-x86_64", "pc", X86_64_CPU + ",+la57",
-           cpu_flags=("smap", "smep"), grouped=False),
+           cpu_flags=("smap", "smep", "la57"), grouped=False),
     # ARM on QEMU's virt machine. The Cortex-A57 runs AArch32 at EL0, so
     # the same arm64 kernel runs armhf programs through its compat entry;
     # the native 32-bit kernel runs on a Cortex-A15 (ARMv7, VFPv4, NEON).

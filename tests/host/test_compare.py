@@ -415,6 +415,23 @@ class ExitStatus(unittest.TestCase):
                          deviations=[("smoke.death_one_lock", "fixed by the series")])
         self.assertEqual(s["exit_status"], 1)
 
+    def test_a_race_fix_may_fail_on_some_targets_only(self):
+        # "[race]": without the fix the case fails where the race went the
+        # wrong way; a mix of targets is expected, a pass everywhere too.
+        one = {"i386": util.edited("i386", "complete/i386", "ok 3 death_one_lock",
+                                   "not ok 3 death_one_lock")}
+        rule = [("smoke.death_one_lock", "[race] fixed by the series")]
+        for stock in (one, {}):
+            s = self.summary(util.check_matrix(stock=stock), kernels=("series", "stock",
+                                                                      "baseline"),
+                             control=util.CONTROL, deviations=rule)
+            self.assertEqual((s["exit_status"], s["failures"]), (0, []))
+        # On the series it is a failure as any other.
+        s = self.summary(util.check_matrix(series=one), kernels=("series", "stock",
+                                                                  "baseline"),
+                         control=util.CONTROL, deviations=rule)
+        self.assertEqual(s["exit_status"], 1)
+
     def test_unavailable_baseline(self):
         runs = util.check_matrix()
         del runs["baseline"]

@@ -64,7 +64,8 @@ distro-check:
 	KERNELS=distro,distro-stock TARGETS="x86 x86_64-la57" RFM_OUT=$${RFM_OUT:-out}/distro $(RFM) matrix-check
 
 ## checkpatch: the tree's scripts/checkpatch.pl --strict on every patch,
-## the series' names against mainline's, then sparse (make sparse)
+## the series' names against mainline's, every mutant applying exactly,
+## then sparse (make sparse)
 checkpatch:
 	$(RFM) checkpatch
 	$(RFM) sparse

@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import (atomic, compare, config, deps, guest, kbuild, knobs, ktap, names, prebuilt,
-               procs, qemu, report, sparse, tree)
+from . import (atomic, compare, config, deps, guest, kbuild, knobs, ktap, mutate, names,
+               prebuilt, procs, qemu, report, sparse, tree)
 from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, CHECK_KERNELS, DEFAULT_RUN_KERNELS, KERNEL_CONFIGS,
                       KERNEL_VARIANTS, bisect_configs, kernel_append, select_targets,
@@ -420,7 +420,30 @@ def cmd_checkpatch(_args):
         print("names: %s" % line)
     print("names: %s" % ("%d clash(es) with mainline" % len(clashes) if clashes else
                          "no name of the series means something else in mainline"))
-    return 1 if bad or clashes else 0
+    stale = stale_mutants()
+    for name, why in stale:
+        print("mutants: %s does not apply exactly to its kernel:\n%s" % (name, why))
+    print("mutants: %s" % ("%d of the catalogue no longer apply" % len(stale) if stale else
+                           "every mutant of tests/mutants applies exactly"))
+    return 1 if bad or clashes or stale else 0
+
+
+def stale_mutants():
+    """[(name, why)] of the mutants of tests/mutants that do not apply
+    exactly to their kernel (the series, or the variant they name): a
+    change of the series that moves their lines leaves them to be
+    regenerated, before make mutate would call them invalid."""
+    catalogue = mutate.load_catalogue(config.REPO / "tests" / "mutants")
+    stale = []
+    for kernel in dict.fromkeys(m.kernel for m in catalogue):
+        patches = tree.patches_for(KERNEL_VARIANTS[kernel]["patches"])
+        src, _ = tree.variant_tree(kernel, patches)
+        try:
+            stale += [(m.name, why) for m in catalogue if m.kernel == kernel
+                      for why in [tree.inexact(src, m.path)] if why]
+        finally:
+            tree.release(kernel)
+    return stale
 
 
 def cmd_sparse(_args):
@@ -660,7 +683,6 @@ def cmd_mutate(_args):
     """Build every mutant of the catalogue (MUTANTS=DIR, default
     tests/mutants; MUTANT=names for some), boot it on every target and
     judge it with the matrix's comparer against the stock kernel."""
-    from . import mutate
     deps.ensure()
     catalogue = knobs.get("MUTANTS", config.REPO / "tests" / "mutants").resolve()
     mutants = mutate.load_catalogue(catalogue, knobs.get("MUTANT", ""))

@@ -154,18 +154,26 @@ def pristine_tree():
     return tree
 
 
+def _patch_cmd(tree, patch):
+    return ["patch", "-p1", "--fuzz=0", "--forward", "--no-backup-if-mismatch",
+            "-d", str(tree), "-i", str(patch)]
+
+
+def inexact(tree, patch):
+    """Why `patch` does not apply to `tree` with no fuzz and no offset
+    (patch's own words), or "" when it does. Nothing is changed."""
+    dry = procs.run(_patch_cmd(tree, patch) + ["--dry-run"], capture_output=True, text=True)
+    off = [line for line in dry.stdout.splitlines() if "offset" in line or "fuzz" in line]
+    return (dry.stdout + dry.stderr)[-3000:] if dry.returncode != 0 or off else ""
+
+
 def apply_patch(tree, patch):
     """Apply with no fuzz and no offset, or fail naming the patch."""
-    cmd = ["patch", "-p1", "--fuzz=0", "--forward", "--no-backup-if-mismatch",
-           "-d", str(tree), "-i", str(patch)]
-    dry = procs.run(cmd + ["--dry-run"], capture_output=True, text=True)
-    inexact = [line for line in dry.stdout.splitlines()
-               if "offset" in line or "fuzz" in line]
-    if dry.returncode != 0 or inexact:
+    why = inexact(tree, patch)
+    if why:
         raise Fatal("%s does not apply exactly to %s %s:\n%s" % (
-            patch.name, config.LINUX_SOURCE_PACKAGE,
-            config.LINUX_SOURCE_DEB_VERSION, (dry.stdout + dry.stderr)[-3000:]))
-    procs.run(cmd, check=True, capture_output=True)
+            patch.name, config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION, why))
+    procs.run(_patch_cmd(tree, patch), check=True, capture_output=True)
 
 
 def _write_fresh(dst, data):

@@ -225,6 +225,9 @@ TARGET_GROUPS = {
 }
 DEFAULT_TARGET_GROUP = "x86"
 
+# What the distro variants add to Debian's config, per kernel build.
+DISTRO_FRAGMENTS = {"x86_64": ("distro.config",), "i386": ("distro.config",)}
+
 # Kernel variants, in the order the matrix shows them. "patches" says which
 # prefix of patches/series the variant applies: all, the first one, none.
 KERNEL_VARIANTS = {
@@ -247,11 +250,9 @@ KERNEL_VARIANTS = {
     # What a distribution builds: the series, and stock, from Debian's own
     # config (full hardening, retpolines, 5-level paging, objtool's
     # uaccess validation), modules off. Slow: not in make check.
-    "distro": {"patches": "all", "base": "debian",
-               "fragments": {"x86_64": ("distro.config",), "i386": ("distro.config",)},
+    "distro": {"patches": "all", "base": "debian", "fragments": DISTRO_FRAGMENTS,
                "about": "series, built from Debian's own config (kconfig/distro.config)"},
-    "distro-stock": {"patches": "none", "base": "debian",
-                     "fragments": {"x86_64": ("distro.config",), "i386": ("distro.config",)},
+    "distro-stock": {"patches": "none", "base": "debian", "fragments": DISTRO_FRAGMENTS,
                      "about": "stock, built from Debian's own config (kconfig/distro.config)"},
     # A kernel built elsewhere: BZIMAGE=path [BZIMAGE32=path].
     "user": {"prebuilt": "user",

@@ -12,7 +12,9 @@
  *    released from user space with one FUTEX_WAKE each, as glibc did in
  *    2006 for !pshared robust mutexes.
  * 3. "Virtually zero overhead": a thread create + exit with no list
- *    registered, with an empty list, and with one held lock.
+ *    registered, with an empty list, and with one held lock; and, on a
+ *    kernel with patches/bench-exit (x86), the instructions the release
+ *    of the thread's futex state itself takes at its exit.
  *
  * Each point is measured RUNS times; the median and the quartiles are
  * printed as one JSON object per line ("# bench {...}") inside an
@@ -312,14 +314,45 @@ static void *short_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * patches/bench-exit's counter of futex_exit_release(): how many user
+ * tasks exited since the last read, the fewest instructions one release
+ * took, and their sum. Reading it starts a new count. 0 when the kernel
+ * has no such counter.
+ */
+#define EXIT_RELEASE_COUNTER "/proc/rfm_bench_exit_release"
+
+struct exit_release {
+	unsigned long long exits, min, sum;
+};
+
+static int exit_release_read(struct exit_release *e)
+{
+	FILE *f = fopen(EXIT_RELEASE_COUNTER, "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu %llu %llu", &e->exits, &e->min, &e->sum);
+	fclose(f);
+	return n == 3;
+}
+
 static int thread_create_exit(void)
 {
 	uint64_t v[3][RUNS];
+	struct exit_release probe, total[3] = { 0 };
+	int counted = exit_release_read(&probe);
 
 	/* Interleave the variants run by run, against drift. */
 	for (int r = 0; r < runs_per_point; r++) {
 		for (int k = 0; k < 3; k++) {
-			uint64_t t0 = now_ns();
+			struct exit_release e;
+			uint64_t t0;
+
+			if (counted)
+				exit_release_read(&e);	/* starts the count */
+			t0 = now_ns();
 
 			for (int i = 0; i < THREAD_LOOPS; i++) {
 				pthread_t t;
@@ -330,6 +363,18 @@ static int thread_create_exit(void)
 				pthread_join(t, NULL);
 			}
 			v[k][r] = (now_ns() - t0) / THREAD_LOOPS;
+			if (!counted)
+				continue;
+			RFM_CHECK(exit_release_read(&e), "%s: unreadable",
+				  EXIT_RELEASE_COUNTER);
+			/* Each joined thread went through the release once. */
+			RFM_CHECK(e.exits == THREAD_LOOPS,
+				  "%s: %llu exits counted for %d threads",
+				  EXIT_RELEASE_COUNTER, e.exits, THREAD_LOOPS);
+			if (!total[k].exits || e.min < total[k].min)
+				total[k].min = e.min;
+			total[k].exits += e.exits;
+			total[k].sum += e.sum;
 		}
 	}
 	for (int k = 0; k < 3; k++) {
@@ -338,6 +383,11 @@ static int thread_create_exit(void)
 		printf("# bench {\"path\": \"thread_create_exit\", \"list\": \"%s\", "
 		       "\"runs\": %d, \"ns\": %.1f, \"ns_q1\": %.1f, \"ns_q3\": %.1f}\n",
 		       thread_list_name[k], runs_per_point, s.median, s.q1, s.q3);
+		if (counted)
+			printf("# bench {\"path\": \"exit_release\", \"list\": \"%s\", "
+			       "\"exits\": %llu, \"insns_min\": %llu, \"insns_mean\": %.1f}\n",
+			       thread_list_name[k], total[k].exits, total[k].min,
+			       (double)total[k].sum / total[k].exits);
 	}
 	return RFM_PASS;
 }

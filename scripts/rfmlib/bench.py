@@ -51,6 +51,16 @@ def _thread(recs, kind):
     return None
 
 
+def _exit_release(recs, kind):
+    """patches/bench-exit's figure: the fewest instructions one
+    futex_exit_release() took, for threads of this kind; None on a kernel
+    without the counter."""
+    for r in recs:
+        if r.get("path") == "exit_release" and r.get("list") == kind:
+            return r["insns_min"]
+    return None
+
+
 def _ratio(a, b):
     return round(a / b, 2) if a is not None and b not in (None, 0) else None
 
@@ -78,6 +88,8 @@ def figures(recs, limit=2048):
         "thread_no_list_ns": _thread(recs, "no_list"),
         "thread_empty_list_ns": _thread(recs, "empty_list"),
         "thread_one_lock_ns": _thread(recs, "one_lock"),
+        "exit_release_no_list": _exit_release(recs, "no_list"),
+        "exit_release_empty_list": _exit_release(recs, "empty_list"),
     }
     f["walk_vs_user_uncontended"] = _ratio(f["walk_uncontended_ns"], f["user_uncontended_ns"])
     f["walk_vs_user_contended"] = _ratio(f["walk_contended_ns"], f["user_contended_ns"])
@@ -247,12 +259,13 @@ def render(doc):
 # ---- the performance gate (make check), on the exact figures ----
 
 # What an empty registered list may add to a thread's create+exit, in
-# instructions, per kernel architecture: reading the three words of the
-# head and returning. On x86 and arm64 a user read is one instruction in
-# a STAC or PAN window; stock 6.1 takes 64 to 70 to reach the same point.
-# The 32-bit ARM kernel (CPU_SW_DOMAIN_PAN, as Debian's armmp has it)
-# rewrites the domain access register around every user read (read DACR,
-# change it, write it, ISB, and back), and stock takes 104 there.
+# instructions, per kernel architecture, where the exit release itself
+# cannot be counted (no patches/bench-exit counter: ARM). That figure is
+# the difference of two create+exit averages and moves with the kernel's
+# layout, so it gets a bound, not a comparison with stock. On x86 and
+# arm64 reading the head is one instruction in a STAC or PAN window per
+# word; the 32-bit ARM kernel (CPU_SW_DOMAIN_PAN, as Debian's armmp has
+# it) rewrites the domain access register around every user read.
 EMPTY_LIST_BOUNDS = {"x86_64": 100, "i386": 100, "arm64": 100, "arm": 130}
 
 
@@ -260,27 +273,54 @@ def empty_list_bound(target_name):
     return EMPTY_LIST_BOUNDS[KERNEL_CONFIGS[target_named(target_name).kconfig].arch]
 
 
+# Instructions the series' release of an empty list still takes over
+# stock's, per kernel architecture, measured by the bench-exit counter
+# (2026-12-04): a ratchet, not an allowance. On i386 the walk is an
+# out-of-line call into robust.c, with its own prologue and epilogue,
+# where stock inlines exit_robust_list() into futex_cleanup(); the three
+# head reads are the same three calls to __get_user_4 on both. The gate
+# fails if the excess grows, and if it shrinks, so that the entry goes
+# when the cause is fixed (reading the head in one user access window).
+EMPTY_LIST_EXCESS = {"i386": 4}
+
+
+def _no_more(rows, target, rule, sv, kv, excess=0):
+    if excess:
+        rows.append((target, "%s + %d (known excess, exactly)" % (rule, excess), sv, kv,
+                     None not in (sv, kv) and sv == kv + excess))
+        return
+    rows.append((target, rule, sv, kv, None not in (sv, kv) and sv <= kv))
+
+
 def gate(part):
     """[(target, check, series, stock, ok)] on the icount figures of one
     run: the series' walk costs no more instructions per lock than
-    stock's, uncontended and with FUTEX_WAITERS, and an empty list adds at
-    most its architecture's EMPTY_LIST_BOUNDS instructions to a thread's
-    exit."""
+    stock's, uncontended and with FUTEX_WAITERS; and a thread that holds
+    nothing pays no more than on stock: futex_exit_release() of a thread
+    with no list and with an empty list, counted where it runs (the
+    bench-exit kernels). A target without that counter gets the bound of
+    EMPTY_LIST_BOUNDS on the create+exit difference instead."""
     rows = []
     for target, boot in part["boots"].get("series", {}).items():
         s = boot["figures"]
         k = part["boots"].get("stock", {}).get(target, {}).get("figures", {})
         for key in ("walk_uncontended_ns", "walk_contended_ns"):
-            ok = None not in (s.get(key), k.get(key)) and s[key] <= k[key]
-            rows.append((target, key.replace("_ns", "") + " <= stock", s.get(key),
-                         k.get(key), ok))
+            _no_more(rows, target, key.replace("_ns", "") + " <= stock", s.get(key), k.get(key))
+        if s.get("exit_release_empty_list") is not None:
+            arch = KERNEL_CONFIGS[target_named(target).kconfig].arch
+            _no_more(rows, target, "exit release, no list <= stock",
+                     s.get("exit_release_no_list"), k.get("exit_release_no_list"))
+            _no_more(rows, target, "exit release, empty list <= stock",
+                     s.get("exit_release_empty_list"), k.get("exit_release_empty_list"),
+                     EMPTY_LIST_EXCESS.get(arch, 0))
+            continue
         extra = (None if None in (s.get("thread_empty_list_ns"), s.get("thread_no_list_ns"))
                  else s["thread_empty_list_ns"] - s["thread_no_list_ns"])
         k_extra = (None if None in (k.get("thread_empty_list_ns"), k.get("thread_no_list_ns"))
                    else k["thread_empty_list_ns"] - k["thread_no_list_ns"])
         bound = empty_list_bound(target)
-        rows.append((target, "empty list - no list <= %d" % bound, extra, k_extra,
-                     extra is not None and extra <= bound))
+        rows.append((target, "empty list - no list <= %d (no exit counter)" % bound,
+                     extra, k_extra, extra is not None and extra <= bound))
     return rows
 
 

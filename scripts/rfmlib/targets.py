@@ -260,6 +260,12 @@ KERNEL_VARIANTS = {
     # make bench only: the seed's one-million-lock experiment.
     "bench-1m": {"patches": "all+bench",
                  "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},
+    # make perf-gate: the series and stock, each with a counter of the
+    # instructions futex_exit_release() takes (x86; patches/bench-exit).
+    "bench-exit": {"patches": "all+bench-exit",
+                   "about": "series + patches/bench-exit (exit release counter)"},
+    "bench-exit-stock": {"patches": "none+bench-exit",
+                         "about": "stock + patches/bench-exit (exit release counter)"},
     # Test only: de_thread() sleeps on request where a non-leader's exec
     # can be raced (before its group-exit check, before its TID change),
     # so the exec cases act inside those windows every time.
@@ -282,6 +288,8 @@ def kernel_append(kernel):
 DEFAULT_RUN_KERNELS = ("series",)
 CHECK_KERNELS = ("series", "stock", "baseline")
 BENCH_KERNELS = ("series", "stock", "bench-1m")
+# The perf gate's pair: (series, stock), both with the exit release counter.
+PERF_GATE_KERNELS = ("bench-exit", "bench-exit-stock")
 
 
 def target(name):

@@ -43,24 +43,27 @@ def read_series():
 
 
 def patches_for(variant_patches):
-    """Resolve a variant's "all"/"first"/"none"/"all+DIR" to patch files,
-    or None when the variant cannot exist yet (baseline without a
-    series). "all+DIR" is the series and then patches/DIR/*.patch, the
-    test-only patches of a variant (bench, exec-window)."""
+    """Resolve a variant's "all"/"first"/"none", optionally "+DIR", to
+    patch files, or None when the variant cannot exist yet (baseline
+    without a series). "+DIR" adds patches/DIR/*.patch after them, the
+    test-only patches of a variant (bench, exec-window, bench-exit)."""
+    base, _, extra_name = variant_patches.partition("+")
     series = read_series()
-    if variant_patches == "none":
-        return []
-    if variant_patches == "all":
-        return series
-    if variant_patches == "first":
-        return series[:1] if series else None
-    if variant_patches.startswith("all+"):
-        extra_dir = config.PATCHES / variant_patches[len("all+"):]
-        extra = sorted(extra_dir.glob("*.patch"))
-        if not extra:
-            raise Fatal("%s holds no patch" % extra_dir)
-        return series + extra if series else None
-    raise ValueError(variant_patches)
+    if base == "none":
+        patches = []
+    elif base == "all":
+        patches = series if series else None
+    elif base == "first":
+        patches = series[:1] if series else None
+    else:
+        raise ValueError(variant_patches)
+    if not extra_name:
+        return series if base == "all" else patches
+    extra_dir = config.PATCHES / extra_name
+    extra = sorted(extra_dir.glob("*.patch"))
+    if not extra:
+        raise Fatal("%s holds no patch" % extra_dir)
+    return None if patches is None else patches + extra
 
 
 def patch_body(patch):
@@ -144,7 +147,8 @@ def pristine_tree():
             shutil.rmtree(root / "pristine", ignore_errors=True)
             (root / "pristine").mkdir(parents=True)
             procs.run(["tar", "-xf", str(config.LINUX_TARBALL),
-                       "-C", str(root / "pristine")], hold=[lock], check=True)
+                       "-C", str(root / "pristine")], hold=[lock], check=True,
+                      pause="extract")
             atomic.write(stamp, ident)
         _hold(root, "pristine", exclusive=False)
     found = tree_version(tree)

@@ -21,6 +21,13 @@ def records(walk_u, walk_c, no_list, empty_list, user=700, n=2048):
     return recs
 
 
+def counted(recs, no_list, empty_list):
+    """The same boot on a bench-exit kernel: its exit release counter."""
+    return recs + [{"path": "exit_release", "list": kind, "exits": 600, "insns_min": v,
+                    "insns_mean": v + 3.5}
+                   for kind, v in (("no_list", no_list), ("empty_list", empty_list))]
+
+
 def part(series, stock, target="i386"):
     return bench.summarize_method({"series": {target: series}, "stock": {target: stock}})
 
@@ -89,13 +96,47 @@ class Gate(unittest.TestCase):
                                target)
             bad = self.verdicts(records(1, 1, 1000, 1001 + bound), records(2, 2, 1000, 1000),
                                 target)
-            check = "empty list - no list <= %d" % bound
+            check = "empty list - no list <= %d (no exit counter)" % bound
             self.assertTrue(ok[check], target)
             self.assertFalse(bad[check], target)
         self.assertEqual(set(bench.EMPTY_LIST_BOUNDS),
                          {c.arch for c in targets.KERNEL_CONFIGS.values()})
         self.assertLess(bench.empty_list_bound("x86_64"), 105)
         self.assertGreaterEqual(bench.empty_list_bound("armhf"), 105)
+
+    def test_the_exit_release_counted_where_it_runs_replaces_the_bound(self):
+        # Equal to stock passes; one instruction more on either kind fails,
+        # whatever the create+exit averages say.
+        ok = self.verdicts(counted(records(1, 1, 9000, 9000), 91, 130),
+                           counted(records(2, 2, 1000, 1000), 91, 130), "x86_64")
+        self.assertEqual(ok, {"walk_uncontended <= stock": True,
+                              "walk_contended <= stock": True,
+                              "exit release, no list <= stock": True,
+                              "exit release, empty list <= stock": True})
+        bad = self.verdicts(counted(records(1, 1, 1000, 1000), 91, 131),
+                            counted(records(2, 2, 1000, 1000), 91, 130), "x86_64")
+        self.assertFalse(bad["exit release, empty list <= stock"])
+        self.assertTrue(bad["exit release, no list <= stock"])
+        bad = self.verdicts(counted(records(1, 1, 1000, 1000), 92, 100),
+                            counted(records(2, 2, 1000, 1000), 91, 130), "x86_64")
+        self.assertFalse(bad["exit release, no list <= stock"])
+
+    def test_a_known_excess_is_a_ratchet(self):
+        # i386's named excess: exactly that many more passes; one more, or
+        # one fewer (fixed: the entry must go), fails.
+        excess = bench.EMPTY_LIST_EXCESS["i386"]
+        rule = "exit release, empty list <= stock + %d (known excess, exactly)" % excess
+        for series, ok in ((114 + excess, True), (115 + excess, False), (113 + excess, False)):
+            v = self.verdicts(counted(records(1, 1, 1000, 1000), 49, series),
+                              counted(records(2, 2, 1000, 1000), 52, 114), "i386-pentium3")
+            self.assertIs(v[rule], ok, series)
+        self.assertEqual(set(bench.EMPTY_LIST_EXCESS) - {c.arch for c in
+                                                         targets.KERNEL_CONFIGS.values()}, set())
+
+    def test_a_stock_without_the_counter_fails_the_direct_rule(self):
+        v = self.verdicts(counted(records(1, 1, 1000, 1000), 91, 100),
+                          records(2, 2, 1000, 1000), "x86_64")
+        self.assertFalse(v["exit release, empty list <= stock"])
 
     def test_a_missing_figure_fails(self):
         series = [r for r in records(1, 1, 1, 1) if r.get("contention") != "uncontended"]

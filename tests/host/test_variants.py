@@ -28,6 +28,23 @@ class ExecWindow(unittest.TestCase):
             tree.patches_for("all+no-such-dir")
 
 
+class BenchExit(unittest.TestCase):
+    def test_the_same_counter_on_the_series_and_on_stock(self):
+        series, stock = targets.PERF_GATE_KERNELS
+        on_series = tree.patches_for(targets.KERNEL_VARIANTS[series]["patches"])
+        on_stock = tree.patches_for(targets.KERNEL_VARIANTS[stock]["patches"])
+        self.assertEqual(on_series[:-1], tree.read_series())
+        self.assertEqual(on_series[-1:], on_stock)
+        self.assertEqual(on_stock[0].parent, config.PATCHES / "bench-exit")
+        self.assertTrue(targets.has_series(series))
+        self.assertFalse(targets.has_series(stock))
+
+    def test_an_unknown_base_or_directory_is_refused(self):
+        with self.assertRaisesRegex(Fatal, "holds no patch"):
+            tree.patches_for("none+no-such-dir")
+        self.assertRaises(ValueError, tree.patches_for, "some+bench-exit")
+
+
 class Distro(unittest.TestCase):
     def test_debians_config_is_part_of_the_key(self):
         kc = targets.KERNEL_CONFIGS["x86_64"]

@@ -97,6 +97,19 @@ def _named_cases(runs):
     return out
 
 
+def _plan_complete(run, key):
+    """Did the program this case belongs to report, on this run, every
+    case its KTAP plan announced? Then a case it never planned is one its
+    build for this ABI does not have (an #ifdef), not a lost result."""
+    for suite in run.run.suites:
+        if _program_of(key, [suite.name]) and key != suite.name:
+            return (suite.planned is not None and suite.status != MISS
+                    and len(suite.cases) == suite.planned
+                    and not any(c.status in (ERROR, MISS) or c.name.startswith("#")
+                                for c in suite.cases))
+    return False
+
+
 def _cell(run, key, cases=None):
     case = (cases if cases is not None else run.run.cases()).get(key)
     if case is not None:
@@ -106,6 +119,9 @@ def _cell(run, key, cases=None):
                 "diag": case.diag}
     if run.programs and _program_of(key, run.programs) is None:
         return {"status": NA, "reason": "not built for this word size",
+                "obs": {}, "diag": []}
+    if _plan_complete(run, key):
+        return {"status": NA, "reason": "not in this ABI's build (its plan is complete)",
                 "obs": {}, "diag": []}
     why = ("guest run %s" % run.boot_status if run.boot_status != "complete"
            else "not reported")

@@ -86,6 +86,7 @@ def build_programs(user, suite="tests", libc="static"):
         shutil.rmtree(out)   # half made by a version of this code before atomic.py
     with atomic.new_dir(out) as tmp:
         (tmp / "tests").mkdir()
+        checkpoint("userland")
         flags = CFLAGS + ["-I", str(config.REPO / "tests" / "include")]
         for name, src, dst in ([("init", init_src, tmp / "init")]
                                + [(n, s, tmp / "tests" / n) for n, s in tests]):

@@ -79,8 +79,9 @@ def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None):
     return h.hexdigest()[:16]
 
 
-def _make(tree, build_dir, kconfig, args, log_path, label, hold=()):
-    """make in build_dir; `hold`: locks make and its children keep held."""
+def _make(tree, build_dir, kconfig, args, log_path, label, hold=(), pause=None):
+    """make in build_dir; `hold`: locks make and its children keep held;
+    `pause`: procs.run()'s checkpoint, held while make runs."""
     cmd = (["make", "-C", str(tree), "O=%s" % build_dir, "ARCH=%s" % kconfig.arch]
            + kconfig.make_args() + ["-j%d" % config.jobs()] + args)
     with open(log_path, "a") as log:
@@ -94,7 +95,8 @@ def _make(tree, build_dir, kconfig, args, log_path, label, hold=()):
                 print(line, end="")
             rc = procs.wait(proc)
         else:
-            rc = procs.run(cmd, hold=hold, stdout=log, stderr=subprocess.STDOUT).returncode
+            rc = procs.run(cmd, hold=hold, stdout=log, stderr=subprocess.STDOUT,
+                           pause=pause).returncode
     if rc != 0:
         tail = "".join(open(log_path).readlines()[-30:])
         raise Fatal("%s: `make %s` failed (log: %s):\n%s" % (
@@ -270,7 +272,7 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
                   base_config)
         stamp.write_text(inputs)
     progress("build", "%s: make %s (log: %s)" % (label, " ".join(targets), log_path))
-    _make(tree, build_dir, kconfig, list(targets), log_path, label, hold)
+    _make(tree, build_dir, kconfig, list(targets), log_path, label, hold, pause="build")
 
     # The same kernel may be built in another slot's directory at the same
     # time (bisect-check's last step is the series): the first one wins.

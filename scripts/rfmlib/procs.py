@@ -23,6 +23,8 @@ import signal
 import subprocess
 import threading
 
+from .log import checkpoint
+
 # Seconds a child gets to end after SIGTERM before SIGKILL.
 GRACE = 10
 
@@ -102,14 +104,18 @@ def wait(proc, timeout=None):
 
 
 def run(cmd, hold=(), death_signal="TERM", check=False, input=None,
-        capture_output=False, **kwargs):
-    """subprocess.run() through popen(): stopped cleanly on interruption."""
+        capture_output=False, pause=None, **kwargs):
+    """subprocess.run() through popen(): stopped cleanly on interruption.
+    `pause` names a checkpoint held while the child runs, so that the
+    interruption check's signal lands inside the stage on any machine."""
     if capture_output:
         kwargs.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if input is not None:
         kwargs["stdin"] = subprocess.PIPE
     proc = popen(cmd, hold=hold, death_signal=death_signal, **kwargs)
     try:
+        if pause:
+            checkpoint(pause)
         out, err = proc.communicate(input)
     except BaseException:
         stop(proc)

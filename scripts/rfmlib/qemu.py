@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import atomic, config, guest, knobs, ktap, procs
-from .log import one_line, progress
+from .log import checkpoint, one_line, progress
 from .targets import HARDENING_CPU_FLAGS
 
 COMPLETE_MARKER = "# rfm-complete"
@@ -135,6 +135,11 @@ def boot(target, kernel, initrd, outdir, accel, mode="tests",
     start = time.monotonic()
     stderr = open(outdir / "qemu.stderr", "w")
     proc = procs.popen(cmd, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
+    try:
+        checkpoint("boot")      # the interruption check's hold, QEMU running
+    except BaseException:
+        procs.stop(proc)
+        raise
     status, detail = None, ""
     while proc.poll() is None:
         waited = time.monotonic() - start

@@ -47,6 +47,18 @@ static void take(struct arena *a, int n, uint32_t bits)
 	rfm_list_add(&a->head, &a->lock[n]);
 }
 
+/* Link the locks in @order (-1 ends) after the head, last back to it. */
+static void chain(struct arena *a, const int *order)
+{
+	struct robust_list *prev = &a->head.list;
+
+	for (; *order >= 0; order++) {
+		prev->next = &a->lock[*order].link;
+		prev = &a->lock[*order].link;
+	}
+	prev->next = &a->head.list;
+}
+
 static int register_head(struct robust_list_head *head)
 {
 	if (rfm_set_robust_list(head, sizeof(*head))) {
@@ -300,29 +312,46 @@ static int death_pid_namespace(void)
 
 /* ---- a waiter blocked in FUTEX_WAIT is woken when the owner dies ---- */
 
+/* FUTEX_WAIT_BITSET for 5 s (an absolute CLOCK_MONOTONIC timeout). */
+static long wait_bitset(uint32_t *word, uint32_t seen, uint32_t bitset)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += 5;
+	return syscall(SYS_futex, word, FUTEX_WAIT_BITSET, seen, &ts, NULL, bitset);
+}
+
 /*
- * Fork a waiter on lock 0 and return once it sleeps in FUTEX_WAIT. It
- * exits 0 when woken, 2 when its bounded wait ran out (a lost wakeup),
- * 3 on any other error.
+ * Fork a waiter on lock @n and return once it sleeps: in FUTEX_WAIT, or
+ * in FUTEX_WAIT_BITSET with @bitset if not 0. It exits 0 when woken, 2
+ * when its bounded wait ran out (a lost wakeup), 3 on any other error.
  */
-static pid_t start_sleeper(struct arena *a)
+static pid_t start_sleeper_on(struct arena *a, int n, uint32_t bitset)
 {
 	pid_t pid;
 
 	a->waiting = 0;
 	pid = fork();
 	if (pid == 0) {
-		uint32_t seen = a->lock[0].futex;
+		uint32_t *word = &a->lock[n].futex, seen = *word;
+		long ret;
 
 		a->waiting = 1;
-		_exit(rfm_futex_wait(&a->lock[0].futex, seen, 5000) == 0 ? 0 :
-		      errno == ETIMEDOUT ? 2 : 3);
+		ret = bitset ? wait_bitset(word, seen, bitset) :
+			       rfm_futex_wait(word, seen, 5000);
+		_exit(ret == 0 ? 0 : errno == ETIMEDOUT ? 2 : 3);
 	}
 	if (pid > 0 && !rfm_wait_sleeping(pid, &a->waiting)) {
 		waitpid(pid, NULL, 0);
 		return -1;
 	}
 	return pid;
+}
+
+static pid_t start_sleeper(struct arena *a)
+{
+	return start_sleeper_on(a, 0, 0);
 }
 
 /* Reap the sleeper; its verdict as an observation, and 1 if it was woken. */
@@ -365,6 +394,64 @@ static int death_waiter_woken(void)
 	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
 		  "word %#x", a->lock[0].futex);
 	return RFM_PASS;
+}
+
+/*
+ * An owner that holds lock 0 with FUTEX_WAITERS, listed after lock 1
+ * whose link carries the PI bit if @pi_first, sleeps until killed; a
+ * waiter sleeps on lock 0 (with @bitset, if not 0). Is it woken?
+ */
+static int sleeper_woken_at_death(int pi_first, uint32_t bitset)
+{
+	struct arena *a = arena_new();
+	static const int order[] = { 1, 0, -1 };
+	pid_t owner, sleeper;
+	int woken;
+
+	RFM_CHECK(a, "mmap");
+	owner = fork();
+	if (owner == 0) {
+		take(a, 1, 0);
+		take(a, 0, FUTEX_WAITERS);
+		chain(a, order);
+		if (pi_first)
+			a->head.list.next = (void *)((uintptr_t)a->head.list.next | 1);
+		a->owner_tid = 1;
+		if (register_head(&a->head))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	while (!a->owner_tid)
+		sched_yield();
+	sleeper = start_sleeper_on(a, 0, bitset);
+	RFM_CHECK(sleeper > 0, "the waiter never slept");
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	woken = sleeper_woken(sleeper);
+	rfm_obs("word", "%#x", a->lock[0].futex);
+	rfm_obs("first_word", "%#x", a->lock[1].futex);
+	RFM_CHECK(woken, "the waiter was not woken");
+	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
+		  "word %#x", a->lock[0].futex);
+	RFM_CHECK(a->lock[1].futex == FUTEX_OWNER_DIED, "first word %#x",
+		  a->lock[1].futex);
+	return RFM_PASS;
+}
+
+/*
+ * The PI bit belongs to one link: a normal lock listed after a PI entry
+ * is woken as a normal lock (futex_wake), not left to a pi_state.
+ */
+static int death_pi_bit_is_per_entry(void)
+{
+	return sleeper_woken_at_death(1, 0);
+}
+
+/* A death wakes one waiter whatever bitset it waits with, not only bit 0. */
+static int death_wakes_any_bitset(void)
+{
+	return sleeper_woken_at_death(0, 0x10);
 }
 
 /* ---- death of a thread while its process lives on ---- */
@@ -933,18 +1020,6 @@ static int death_exec_robust_pi_uncontended(void)
 
 /* ---- how the walk treats each entry ---- */
 
-/* Link the locks in @order (-1 ends) after the head, last back to it. */
-static void chain(struct arena *a, const int *order)
-{
-	struct robust_list *prev = &a->head.list;
-
-	for (; *order >= 0; order++) {
-		prev->next = &a->lock[*order].link;
-		prev = &a->lock[*order].link;
-	}
-	prev->next = &a->head.list;
-}
-
 /* Run @owner in a child and require a clean exit with its list set. */
 static int run_owner(int (*owner)(void *), struct arena *a)
 {
@@ -1020,6 +1095,60 @@ static int death_negative_offset(void)
 	RFM_CHECK(l->futex == FUTEX_OWNER_DIED, "word %#x", l->futex);
 	return RFM_PASS;
 }
+
+#if __SIZEOF_LONG__ == 8
+/*
+ * A native futex_offset is a long: 2 GiB and more from the link must
+ * reach the word (the compat one is 32 bits and cannot say it). A page
+ * for the link and head, and one 2 GiB further on for the word, both
+ * shared, in a reservation that keeps the space between them free.
+ */
+#define FAR_OFFSET	(1UL << 31)
+#define FAR_LINK	64
+
+static int owner_far_offset(void *arg)
+{
+	char *base = arg;
+	struct robust_list_head *head = (void *)(base + 2048);
+	struct robust_list *link = (void *)(base + FAR_LINK);
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	memcpy(base + FAR_LINK + FAR_OFFSET, &tid, sizeof(tid));
+	head->list.next = link;
+	link->next = &head->list;
+	head->futex_offset = (long)FAR_OFFSET;
+	head->list_op_pending = NULL;
+	return register_head(head);
+}
+
+static void *shared_at(char *at)
+{
+	return mmap(at, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
+static int death_offset_beyond_2gib(void)
+{
+	char *base = mmap(NULL, FAR_OFFSET + 4096, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint32_t word;
+	int died;
+
+	RFM_CHECK(base != MAP_FAILED, "reserving 2 GiB: %s", rfm_errno_name(errno));
+	if (shared_at(base) != base || shared_at(base + FAR_OFFSET) != base + FAR_OFFSET) {
+		munmap(base, FAR_OFFSET + 4096);
+		RFM_CHECK(0, "mapping the two pages: %s", rfm_errno_name(errno));
+	}
+	died = expect_child_exit(rfm_run_child(owner_far_offset, base));
+	memcpy(&word, base + FAR_LINK + FAR_OFFSET, sizeof(word));
+	munmap(base, FAR_OFFSET + 4096);
+	if (died)
+		return RFM_FAIL;
+	rfm_obs("word", "%#x", word);
+	RFM_CHECK(word == FUTEX_OWNER_DIED, "the word 2 GiB past its link: %#x", word);
+	return RFM_PASS;
+}
+#endif
 
 /* Bit 0 of a link marks a PI futex: walked, and the rest still released. */
 static int owner_pi_entry(void *arg)
@@ -1368,6 +1497,16 @@ static struct edge *edge_new(void)
 	return rfm_shared(sizeof(struct edge));
 }
 
+/* A new edge, after @owner ran on it and exited cleanly; NULL if not. */
+static struct edge *edge_after(int (*owner)(void *))
+{
+	struct edge *e = edge_new();
+
+	if (!e || expect_child_exit(rfm_run_child(owner, e)))
+		return NULL;
+	return e;
+}
+
 /* The owner's view: @e->hole cannot be read; returns 0 on success. */
 static int edge_register(struct edge *e, struct robust_list_head *head)
 {
@@ -1474,6 +1613,122 @@ static int death_next_link_unreadable(void)
 }
 
 /*
+ * The futex word is a u32 in the last 4 bytes before the hole (a positive
+ * futex_offset from a link further down the page): the walk reads exactly
+ * those 4 bytes and releases it.
+ */
+#define LAST_WORD_AT	(4096 - sizeof(uint32_t))
+#define LAST_WORD_LINK	64
+
+static int owner_word_at_page_end(void *arg)
+{
+	struct edge *e = arg;
+	struct robust_list_head *head = edge_head(e);
+	struct robust_list *link = (void *)(e->page + LAST_WORD_LINK);
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	memcpy(e->page + LAST_WORD_AT, &tid, sizeof(tid));
+	head->futex_offset = (long)(LAST_WORD_AT - LAST_WORD_LINK);
+	head->list.next = link;
+	link->next = &head->list;
+	return edge_register(e, head);
+}
+
+static int death_word_at_page_end(void)
+{
+	struct edge *e = edge_after(owner_word_at_page_end);
+	uint32_t word;
+
+	RFM_CHECK(e, "the owner did not run and exit cleanly");
+	memcpy(&word, e->page + LAST_WORD_AT, sizeof(word));
+	rfm_obs("word", "%#x", word);
+	RFM_CHECK(word == FUTEX_OWNER_DIED, "the last word of the page: %#x", word);
+	return RFM_PASS;
+}
+
+/*
+ * Locks with the word right after the link (futex_offset = one link):
+ * the first is released; the second's link is the last of the page, so
+ * its word is in the hole: the walk stops there and the third, readable,
+ * stays as the owner left it.
+ */
+#define WORD_AFTER	((long)sizeof(struct robust_list))
+#define FIRST_LINK	64
+#define THIRD_LINK	128
+
+static int owner_word_unreadable(void *arg)
+{
+	struct edge *e = arg;
+	struct robust_list_head *head = edge_head(e);
+	struct robust_list *first = (void *)(e->page + FIRST_LINK);
+	struct robust_list *second = (void *)(e->page + 4096 - WORD_AFTER);
+	struct robust_list *third = (void *)(e->page + THIRD_LINK);
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	memcpy(e->page + FIRST_LINK + WORD_AFTER, &tid, sizeof(tid));
+	memcpy(e->page + THIRD_LINK + WORD_AFTER, &tid, sizeof(tid));
+	head->futex_offset = WORD_AFTER;
+	head->list.next = first;
+	first->next = second;
+	second->next = third;
+	third->next = &head->list;
+	return edge_register(e, head);
+}
+
+static int death_stops_at_unreadable_word(void)
+{
+	struct edge *e = edge_after(owner_word_unreadable);
+	uint32_t first, third;
+
+	RFM_CHECK(e, "the owner did not run and exit cleanly");
+	memcpy(&first, e->page + FIRST_LINK + WORD_AFTER, sizeof(first));
+	memcpy(&third, e->page + THIRD_LINK + WORD_AFTER, sizeof(third));
+	rfm_obs("first_word", "%#x", first);
+	rfm_obs("third_released", "%d", third == FUTEX_OWNER_DIED);
+	RFM_CHECK(first == FUTEX_OWNER_DIED, "first word %#x", first);
+	RFM_CHECK(third != FUTEX_OWNER_DIED,
+		  "the walk went on past an unreadable futex word");
+	return RFM_PASS;
+}
+
+/*
+ * The walk ends at the head: the word at futex_offset from the head's
+ * own link is no lock, even when it holds the dying TID.
+ */
+#define HEAD_WORD_AT	256
+
+static int owner_head_word_is_tid(void *arg)
+{
+	struct edge *e = arg;
+	struct robust_list_head *head = edge_head(e);
+	struct robust_list *lock = (void *)(e->page + FIRST_LINK);
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	head->futex_offset = HEAD_WORD_AT;
+	memcpy((char *)&head->list + HEAD_WORD_AT, &tid, sizeof(tid));
+	memcpy((char *)lock + HEAD_WORD_AT, &tid, sizeof(tid));
+	head->list.next = lock;
+	lock->next = &head->list;
+	return edge_register(e, head);
+}
+
+static int death_head_word_untouched(void)
+{
+	struct edge *e = edge_after(owner_head_word_is_tid);
+	uint32_t lock_word, head_word;
+
+	RFM_CHECK(e, "the owner did not run and exit cleanly");
+	memcpy(&lock_word, e->page + FIRST_LINK + HEAD_WORD_AT, sizeof(lock_word));
+	memcpy(&head_word, e->page + 2048 + HEAD_WORD_AT, sizeof(head_word));
+	rfm_obs("lock_word", "%#x", lock_word);
+	rfm_obs("head_word_released", "%d", head_word == FUTEX_OWNER_DIED);
+	RFM_CHECK(lock_word == FUTEX_OWNER_DIED, "lock word %#x", lock_word);
+	RFM_CHECK(head_word != FUTEX_OWNER_DIED && head_word != 0,
+		  "the head's word was taken for a lock: %#x", head_word);
+	return RFM_PASS;
+}
+
+/*
  * A head whose list_op_pending field lies in the hole: the walk cannot
  * start (the kernel reads the whole head first), so nothing is released,
  * not even the listed locks.
@@ -1535,6 +1790,8 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_fork_not_inherited),
 	RFM_CASE(death_pid_namespace),
 	RFM_CASE(death_waiter_woken),
+	RFM_CASE(death_pi_bit_is_per_entry),
+	RFM_CASE(death_wakes_any_bitset),
 	RFM_CASE(death_thread_exit),
 	RFM_CASE(death_at_exec),
 	RFM_CASE(death_exec_from_thread),
@@ -1559,8 +1816,15 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_stops_at_kernel_address),
 	RFM_CASE(death_link_at_page_end),
 	RFM_CASE(death_next_link_unreadable),
+	RFM_CASE(death_word_at_page_end),
+	RFM_CASE(death_stops_at_unreadable_word),
+	RFM_CASE(death_head_word_untouched),
 	RFM_CASE(survive_pending_field_unreadable),
 	RFM_CASE(survive_head_unmapped),
+#if __SIZEOF_LONG__ == 8
+	/* Last: the one case only the 64-bit builds have. */
+	RFM_CASE(death_offset_beyond_2gib),
+#endif
 };
 
 RFM_MAIN(cases)

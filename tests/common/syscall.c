@@ -152,6 +152,47 @@ static int get_other_thread(void)
 	return result;
 }
 
+/*
+ * pid 0 from a thread that is not the group leader: its own head, not
+ * the leader's (which is registered too, and differs).
+ */
+struct own_report {
+	struct robust_list_head head;
+	struct robust_list_head *got;
+	long ret;
+};
+
+static void *get_zero_in_thread(void *arg)
+{
+	struct own_report *r = arg;
+	size_t len;
+
+	rfm_head_init(&r->head);
+	rfm_set_robust_list(&r->head, sizeof(r->head));
+	r->ret = rfm_get_robust_list(0, &r->got, &len);
+	return NULL;
+}
+
+static int get_pid_zero_in_thread(void)
+{
+	struct robust_list_head leader;
+	struct own_report r = { .ret = -1 };
+	pthread_t t;
+
+	rfm_head_init(&leader);
+	RFM_CHECK(rfm_set_robust_list(&leader, sizeof(leader)) == 0, "set: %s",
+		  rfm_errno_name(errno));
+	RFM_CHECK(pthread_create(&t, NULL, get_zero_in_thread, &r) == 0,
+		  "pthread_create");
+	pthread_join(t, NULL);
+	rfm_obs("thread_head", "%s", r.got == &r.head ? "own" :
+		r.got == &leader ? "leader's" : "other");
+	RFM_CHECK(r.ret == 0, "get_robust_list(0) in a thread failed");
+	RFM_CHECK(r.got == &r.head, "got %p, own head %p, leader's %p",
+		  (void *)r.got, (void *)&r.head, (void *)&leader);
+	return RFM_PASS;
+}
+
 /* A child registers a head at an address the parent can name. */
 static int get_other_process(void)
 {
@@ -369,6 +410,34 @@ static int get_perm_same_uid(void)
 	return RFM_PASS;
 }
 
+#if defined(__x86_64__) && defined(__ILP32__)
+/*
+ * x32 reaches these calls only through its compat entries (530, 531):
+ * the 64-bit numbers 273 and 274 with __X32_SYSCALL_BIT are not in its
+ * table, and must fail with ENOSYS rather than take a 64-bit head.
+ */
+static int x32_native_numbers_enosys(void)
+{
+	struct robust_list_head head, *got = NULL;
+	size_t len = 0;
+	long set, get;
+	int set_errno, get_errno;
+
+	rfm_head_init(&head);
+	set = syscall(__X32_SYSCALL_BIT | 273, &head, sizeof(head));
+	set_errno = errno;
+	get = syscall(__X32_SYSCALL_BIT | 274, 0, &got, &len);
+	get_errno = errno;
+	obs_call("set_273", set, set_errno);
+	obs_call("get_274", get, get_errno);
+	RFM_CHECK(set == -1 && set_errno == ENOSYS, "273: %ld %s", set,
+		  rfm_errno_name(set_errno));
+	RFM_CHECK(get == -1 && get_errno == ENOSYS, "274: %ld %s", get,
+		  rfm_errno_name(get_errno));
+	return RFM_PASS;
+}
+#endif
+
 static const struct rfm_case cases[] = {
 	RFM_CASE(set_len_exact),
 	RFM_CASE(set_len_one_short),
@@ -378,6 +447,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(set_len_other_abi),
 	RFM_CASE(set_null_head),
 	RFM_CASE(get_pid_zero),
+	RFM_CASE(get_pid_zero_in_thread),
 	RFM_CASE(get_own_tid),
 	RFM_CASE(get_other_thread),
 	RFM_CASE(get_other_process),
@@ -387,6 +457,10 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(get_writes_one_word),
 	RFM_CASE(get_perm_other_uid),
 	RFM_CASE(get_perm_same_uid),
+#if defined(__x86_64__) && defined(__ILP32__)
+	/* Last: the one case only the x32 build has. */
+	RFM_CASE(x32_native_numbers_enosys),
+#endif
 };
 
 RFM_MAIN(cases)

@@ -215,5 +215,24 @@ class Distro(unittest.TestCase):
             self.assertIn(name, line)
 
 
+class Scheduled(unittest.TestCase):
+    """The interruption check on a schedule, idle and under load."""
+
+    def test_gitlab_runs_it_on_schedules_only(self):
+        _, jobs = gitlab_jobs()
+        job = jobs["interrupt-check"]
+        self.assertEqual(job["rules"], [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
+        self.assertIn("scripts/interrupt-check --cache rfm-interrupt/cache\n", script_text(job))
+        self.assertIn("--load 2", script_text(job))
+
+    def test_github_runs_it_weekly(self):
+        doc = load(config.REPO / ".github" / "workflows" / "scheduled.yml")
+        on = doc.get("on", doc.get(True))
+        self.assertTrue(on["schedule"][0]["cron"])
+        text = steps_text(doc["jobs"]["interrupt-check"])
+        self.assertIn("make interrupt-check", text)
+        self.assertIn("scripts/interrupt-check --load 2", text)
+
+
 if __name__ == "__main__":
     unittest.main()

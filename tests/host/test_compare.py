@@ -137,6 +137,35 @@ class AcrossTargets(unittest.TestCase):
         self.assertIs(row["agree"], True)
         self.assertEqual(row["verdict"], "only on x86_64")
 
+    def only_64(self, text):
+        """smoke with a fourth case its 64-bit build alone has (#ifdef)."""
+        return text.replace("    1..3\n", "    1..4\n").replace(
+            "    ok 3 death_one_lock\n", "    ok 3 death_one_lock\n    ok 4 only_64\n")
+
+    def test_a_case_another_abis_complete_plan_lacks_is_na(self):
+        runs = util.with_runs(util.complete_runs(), {"x86_64": util.guest_run_from_text(
+            "x86_64", self.only_64(util.text("complete/x86_64")))})
+        row = util.compare_all(runs)["smoke.only_64"]
+        self.assertEqual(util.statuses(row),
+                         {"x86_64": PASS, "x86_64-ia32": NA, "i386": NA})
+        self.assertEqual(row["cells"]["i386"]["reason"],
+                         "not in this ABI's build (its plan is complete)")
+        self.assertIs(row["agree"], True)
+        self.assertEqual(row["verdict"], "only on x86_64")
+
+    def test_a_case_an_incomplete_plan_lacks_stays_miss(self):
+        # The 32-bit program died after its second case: its plan of three
+        # was not reported whole, so the case it may have had is lost.
+        died = util.text("complete/i386").split("    # obs word=")[0]
+        runs = util.with_runs(util.complete_runs(), {
+            "x86_64": util.guest_run_from_text("x86_64", self.only_64(
+                util.text("complete/x86_64"))),
+            "i386": util.guest_run_from_text("i386", died, boot="incomplete")})
+        row = util.compare_all(runs)["smoke.only_64"]
+        self.assertEqual(util.statuses(row)["i386"], MISS)
+        self.assertEqual(util.statuses(row)["x86_64-ia32"], NA)
+        self.assertIs(row["agree"], False)
+
     def test_without_a_program_list_a_missing_case_is_miss(self):
         runs = util.with_runs(util.complete_runs(programs=()), {
             "x86_64": util.guest_run("x86_64", "extra", programs=())})

@@ -127,6 +127,38 @@ class Children(TempDir):
         procs.run(["true"], check=True)
 
 
+class HeldStages(TempDir):
+    """scripts/interrupt-check's holds: a named checkpoint taken while the
+    stage's child runs, so a signal lands inside the stage."""
+
+    def test_the_hold_is_taken_with_the_child_running(self):
+        marker = self.dir / "started"
+        with mock.patch.dict(os.environ, RFM_TEST_PAUSE="extract:0.5"), \
+                mock.patch.object(log, "progress") as said:
+            t0 = time.monotonic()
+            procs.run(["sh", "-c", "touch %s; sleep 0.2" % marker], pause="extract")
+        said.assert_called_once_with("pause", "extract (RFM_TEST_PAUSE)")
+        self.assertTrue(marker.exists())
+        self.assertGreaterEqual(time.monotonic() - t0, 0.5)
+
+    def test_an_interruption_in_the_hold_stops_the_child(self):
+        def interrupt(_name):
+            raise KeyboardInterrupt
+        with mock.patch.object(procs, "checkpoint", interrupt), \
+                mock.patch.object(procs, "stop", wraps=procs.stop) as stopped:
+            with self.assertRaises(KeyboardInterrupt):
+                procs.run(["sleep", "300"], pause="build")
+        stopped.assert_called_once()
+        self.assertTrue(gone(stopped.call_args[0][0].pid))
+
+    def test_other_holds_and_no_hold_do_not_wait(self):
+        with mock.patch.dict(os.environ, RFM_TEST_PAUSE="boot:30"):
+            t0 = time.monotonic()
+            procs.run(["true"], pause="extract")
+            procs.run(["true"])
+        self.assertLess(time.monotonic() - t0, 10)
+
+
 class WholeEntries(TempDir):
     def test_an_entry_appears_only_when_whole(self):
         final = self.dir / "kernels" / "k1"

@@ -11,6 +11,7 @@ from pathlib import Path
 from unittest import mock
 
 from rfmlib import cli, compare, elf, guest, report, sharedlibs, targets
+from rfmlib.compare import NA
 from rfmlib.ktap import FAIL, MISS, PASS
 from rfmlib.log import Fatal, Usage
 
@@ -351,6 +352,20 @@ class UserProgramsInTheMatrix(unittest.TestCase):
                          "agree; abi: long_bytes=8|4|4|4")
         self.assertFalse([k for k in got if "robust_owner" in k and k not in (
             "robust_owner.word_size", "robust_owner.owner_died")])
+
+    def test_a_case_only_the_64_bit_build_has_is_not_a_missing_result(self):
+        # robust_owner.m64 has a third case under #ifdef __x86_64__; the
+        # other builds printed their whole plan of two: "-" there, and the
+        # run is complete.
+        m64 = util.guest_run_from_text("x86_64", util.text("user_programs/x86_64").replace(
+            "    1..2\n    # obs long_bytes=8", "    1..3\n    # obs long_bytes=8").replace(
+            "    ok 2 owner_died\n", "    ok 2 owner_died\n    ok 3 arch_prctl_fs\n"),
+            programs=("leave_child", "leave_child_after", "robust_owner"))
+        row = rows(user_runs(x86_64=m64))["robust_owner.arch_prctl_fs"]
+        self.assertEqual(util.statuses(row), {"x86_64": PASS, "x86_64-ia32": NA,
+                                              "x86_64-x32": NA, "i386": NA})
+        self.assertIs(row["agree"], True)
+        self.assertEqual(row["verdict"], "only on x86_64")
 
     def test_x32_disagreeing_with_ia32_on_an_abi_value_differs(self):
         broken = util.edited("x86_64-x32", "user_programs/x86_64-x32",

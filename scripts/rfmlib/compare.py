@@ -101,13 +101,12 @@ def _plan_complete(run, key):
     """Did the program this case belongs to report, on this run, every
     case its KTAP plan announced? Then a case it never planned is one its
     build for this ABI does not have (an #ifdef), not a lost result."""
-    for suite in run.run.suites:
-        if _program_of(key, [suite.name]) and key != suite.name:
-            return (suite.planned is not None and suite.status != MISS
-                    and len(suite.cases) == suite.planned
-                    and not any(c.status in (ERROR, MISS) or c.name.startswith("#")
-                                for c in suite.cases))
-    return False
+    program = _program_of(key, list(run.programs) + [s.name for s in run.run.suites])
+    suite = next((s for s in run.run.suites if s.name == program), None)
+    return (suite is not None and key != program and suite.planned is not None
+            and suite.status != MISS and len(suite.cases) == suite.planned
+            and not any(c.status in (ERROR, MISS) or c.name.startswith("#")
+                        for c in suite.cases))
 
 
 def _cell(run, key, cases=None):

@@ -52,18 +52,21 @@ def patches_for(variant_patches):
     if base == "none":
         patches = []
     elif base == "all":
-        patches = series if series else None
+        patches = series
     elif base == "first":
         patches = series[:1] if series else None
     else:
         raise ValueError(variant_patches)
     if not extra_name:
-        return series if base == "all" else patches
+        return patches
     extra_dir = config.PATCHES / extra_name
     extra = sorted(extra_dir.glob("*.patch"))
     if not extra:
         raise Fatal("%s holds no patch" % extra_dir)
-    return None if patches is None else patches + extra
+    # Test-only patches on a series that does not exist yet: no variant.
+    if patches is None or (base == "all" and not series):
+        return None
+    return patches + extra
 
 
 def patch_body(patch):

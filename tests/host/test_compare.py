@@ -153,6 +153,20 @@ class AcrossTargets(unittest.TestCase):
         self.assertIs(row["agree"], True)
         self.assertEqual(row["verdict"], "only on x86_64")
 
+    def test_the_plan_of_the_programs_own_suite_decides(self):
+        # i386's image holds "robust" and "robust.x86"; only "robust"
+        # reported, whole. The case of "robust.x86" is lost, not absent
+        # from a complete plan: "robust"'s plan says nothing about it.
+        whole = util.text("complete/i386").replace("smoke", "robust")
+        x86 = util.text("complete/x86_64").replace("smoke", "robust.x86").replace(
+            "    1..3\n", "    1..4\n").replace(
+            "    ok 3 death_one_lock\n", "    ok 3 death_one_lock\n    ok 4 only_64\n")
+        programs = ("robust", "robust.x86")
+        runs = {"x86_64": util.guest_run_from_text("x86_64", x86, programs=programs),
+                "i386": util.guest_run_from_text("i386", whole, programs=programs)}
+        row = util.compare_all(runs)["robust.x86.only_64"]
+        self.assertEqual(util.statuses(row)["i386"], MISS)
+
     def test_a_case_an_incomplete_plan_lacks_stays_miss(self):
         # The 32-bit program died after its second case: its plan of three
         # was not reported whole, so the case it may have had is lost.

@@ -133,12 +133,21 @@ class HeldStages(TempDir):
 
     def test_the_hold_is_taken_with_the_child_running(self):
         marker = self.dir / "started"
+        seen = []
+
+        def held(*_words):
+            # The run says it is held: the child must be running already.
+            deadline = time.monotonic() + 5
+            while not marker.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append(marker.exists())
+
         with mock.patch.dict(os.environ, RFM_TEST_PAUSE="extract:0.5"), \
-                mock.patch.object(log, "progress") as said:
+                mock.patch.object(log, "progress", side_effect=held) as said:
             t0 = time.monotonic()
             procs.run(["sh", "-c", "touch %s; sleep 0.2" % marker], pause="extract")
         said.assert_called_once_with("pause", "extract (RFM_TEST_PAUSE)")
-        self.assertTrue(marker.exists())
+        self.assertEqual(seen, [True])
         self.assertGreaterEqual(time.monotonic() - t0, 0.5)
 
     def test_an_interruption_in_the_hold_stops_the_child(self):

@@ -1,1 +1,31 @@
-"""robust-futex-matrix: build, boot and compare the robust-futex matrix."""
+"""robust-futex-matrix: build, boot and compare the robust-futex matrix.
+
+The modules in layers. A module imports only from its own layer or the
+ones above it in this list, always at the top of the file, and no two
+modules import each other, even through others (tests/host/test_layers.py
+checks all three):
+
+    base        log atomic procs elf bzimage ktap targets tables
+    settings    knobs config
+    host        deps names sharedlibs
+    build/boot  tree kbuild prebuilt sparse abi ci guest qemu
+    results     compare kcidb report merge mutate bench
+    commands    cli
+
+base reads files and formats text and knows the target table; settings
+reads the environment (knobs) and says where things live (config); host
+is what this machine has; build/boot makes trees, kernels and images and
+boots them; results parse and compare what the guests said; cli holds
+the commands. A knob whose check needs a domain module's knowledge gets
+it from a module of base (bzimage reads a kernel image's header), or the
+check lives with its subject (guest.extra_for for EXTRA).
+"""
+
+LAYERS = (
+    ("base", ("log", "atomic", "procs", "elf", "bzimage", "ktap", "targets", "tables")),
+    ("settings", ("knobs", "config")),
+    ("host", ("deps", "names", "sharedlibs")),
+    ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "guest", "qemu")),
+    ("results", ("compare", "kcidb", "report", "merge", "mutate", "bench")),
+    ("commands", ("cli",)),
+)

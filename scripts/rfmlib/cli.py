@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import (atomic, compare, config, deps, guest, kbuild, knobs, ktap, mutate, names,
-               prebuilt, procs, qemu, report, sparse, tree)
+from . import (abi, atomic, bench, ci, compare, config, deps, guest, kbuild, knobs, ktap, merge,
+               mutate, names, prebuilt, procs, qemu, report, sparse, tables, tree)
 from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, CHECK_KERNELS, DEFAULT_RUN_KERNELS, KERNEL_CONFIGS,
                       KERNEL_VARIANTS, PERF_GATE_KERNELS, bisect_configs, kernel_append,
@@ -155,7 +155,6 @@ def matrix_run(kernels, targets, extra):
     meta = run_meta(accel, described, extra)
     meta["program_timeout"] = timeout
     meta["libc"] = {t.name: guest.libc_used(t.user, libc) for t in targets}
-    from . import merge
     meta["provenance"] = merge.provenance(
         kernels, targets, images, unavailable, initrds,
         {kc: kbuild.compiler_ident(KERNEL_CONFIGS[kc]) for kc in {t.kconfig for t in targets}})
@@ -198,7 +197,6 @@ def cmd_report(_args):
 def cmd_merge(args):
     """Join shard outputs (RESULTS="dir1 dir2 ...") into RFM_OUT as one run
     over their union, then render it as `make report` does."""
-    from . import merge
     merge.join((knobs.get("RESULTS") or "").split(), config.out_dir(),
                knobs.raw("KERNELS"), knobs.raw("TARGETS"))
     return cmd_report(args)
@@ -206,7 +204,6 @@ def cmd_merge(args):
 
 def cmd_cache_key(args):
     """The kernel cache key of KERNELS (default: series) on TARGETS."""
-    from . import ci
     deps.require_commands("gcc")    # the compiler is part of every key
     kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
     keys = ci.kernel_keys(kernels, knobs.get("TARGETS", select_targets("")))
@@ -235,7 +232,7 @@ def cmd_run(args):
     kernels = knobs.get("KERNELS", default)
     targets = targets or select_targets("")
     knobs.user_images(kernels, targets)
-    return matrix_run(kernels, targets, knobs.extra_for(targets))
+    return matrix_run(kernels, targets, guest.extra_for(targets))
 
 
 def cmd_host_tests(_args):
@@ -262,7 +259,7 @@ def cmd_shell(_args):
     t = knobs.get("TARGET", target("x86_64"))
     kernel = knobs.get("KERNEL", "series")
     knobs.user_images((kernel,), (t,))
-    extra = knobs.extra_for((t,))
+    extra = guest.extra_for((t,))
     deps.ensure()
     images, unavailable, _ = build_kernels((kernel,), (t,))
     if unavailable:
@@ -384,7 +381,7 @@ def cmd_bisect_check(_args):
         for note in notes:
             print(note)
     print()
-    print(report.format_table(["patch"] + list(configs) + ["x86_64 smoke"] * smoke, table))
+    print(tables.format_table(["patch"] + list(configs) + ["x86_64 smoke"] * smoke, table))
     booted = sum(1 for row in table if smoke and row[-1] != "not booted")
     print("%d steps, %d builds, %d smoke boots: %d problem(s)" % (
         len(table), len(table) * len(configs), booted, bad))
@@ -412,7 +409,7 @@ def cmd_checkpatch(_args):
         if refused or not summary:
             bad += 1
             print(r.stdout)
-    print(report.format_table(["patch", "checkpatch --strict", "justified"], rows))
+    print(tables.format_table(["patch", "checkpatch --strict", "justified"], rows))
     print("checkpatch: %s" % ("%d patch(es) with unjustified findings" % bad if bad
                               else "clean"))
     clashes = names.check(tree.read_series())
@@ -456,7 +453,6 @@ def cmd_sparse(_args):
 
 def cmd_abi(args):
     """The ABI gate (no QEMU): the series and stock trees, or KSRC=tree."""
-    from . import abi
     expected = args.expected or abi.ABI_DIR / "expected.abi"
     if args.system_only:
         trees = []
@@ -499,7 +495,6 @@ def bench_boot(k, t, image, initrd, d, accel, icount, append=""):
     if failed:
         raise Fatal("bench %s/%s: %s failed (see %s)" % (k, t.name, ", ".join(failed),
                                                          d / "results.ktap"))
-    from . import bench
     return bench.records(text)
 
 
@@ -534,7 +529,6 @@ def bench_boots(kernels, targets, out, icount, append=""):
 def cmd_bench(_args):
     """The benchmark on every target and kernel, measured twice: by the
     wall clock and by QEMU's instruction count."""
-    from . import bench
     kernels = knobs.get("KERNELS", BENCH_KERNELS)
     targets = knobs.get("TARGETS", select_targets(""))
     knobs.user_images(kernels, targets)
@@ -560,7 +554,6 @@ def cmd_perf_gate(_args):
     QEMU's instruction count, on every target, run twice; the two runs
     must give the same figures (or the gate could flake) and the series
     must keep to bench.gate()'s rules."""
-    from . import bench
     deps.ensure()
     targets = knobs.get("TARGETS", select_targets(""))
     out = config.out_dir() / "perf-gate"
@@ -578,7 +571,7 @@ def cmd_perf_gate(_args):
                 for k, by_t in r["boots"].items()} for r in runs]
     rows = [[t, check, bench._fmt(sv), bench._fmt(kv), "ok" if ok else "FAIL"]
             for t, check, sv, kv, ok in bench.gate(runs[0])]
-    text = report.format_table(["target", "rule (instructions)", "series", "stock", ""], rows)
+    text = tables.format_table(["target", "rule (instructions)", "series", "stock", ""], rows)
     same = figures[0] == figures[1]
     bad = sum(r[-1] != "ok" for r in rows)
     text += "\n%s\nperf gate: %s\n" % (
@@ -637,7 +630,7 @@ def run_guest_suite(suite, append, keys, run_timeout):
     for job_rows, ok in procs.parallel(one, jobs, config.jobs()):
         rows += job_rows
         bad += not ok
-    text = report.format_table(["kernel", "target", "guest"] + list(keys)
+    text = tables.format_table(["kernel", "target", "guest"] + list(keys)
                                + ["kernel warnings", ""], rows) + "\n"
     (out / ("%s.txt" % suite)).write_text(text)
     print(text, end="")

@@ -2,6 +2,8 @@
 import os
 from pathlib import Path
 
+from . import knobs
+
 REPO = Path(__file__).resolve().parents[2]
 
 # The tree the series was made for. The series is checked against it before
@@ -29,10 +31,8 @@ def out_dir():
 
 
 def jobs():
-    from . import knobs
     return knobs.get("JOBS", os.cpu_count() or 1)
 
 
 def verbose():
-    from . import knobs
     return knobs.get("V", False)

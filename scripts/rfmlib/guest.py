@@ -12,8 +12,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import atomic, config, elf, sharedlibs
-from .log import Fatal, checkpoint, progress
+from . import atomic, config, elf, knobs, sharedlibs, tree
+from .log import Fatal, Usage, checkpoint, progress
 from .targets import USERLANDS
 
 CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
@@ -225,7 +225,6 @@ def initrd_for(kernel_dir, cpio):
         return out
     tool = config.cache_dir() / "tools" / "gen_init_cpio"
     if not tool.exists():
-        from . import tree
         tool = gen_init_cpio(tree.pristine_tree())
     spec = ["dir /lib 0755 0 0", "dir /lib/modules 0755 0 0",
             "dir /lib/modules/rfm 0755 0 0"]
@@ -285,3 +284,22 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
         user.name, len(tests), suite, ", %d extra" % len(extras) if extras else "",
         ", %d shared librar(ies)" % len(closure.host_files()) if closure.host_files() else ""))
     return result
+
+
+def extra_for(targets):
+    """EXTRA must hold a program for at least one of the targets."""
+    d = knobs.get("EXTRA")
+    if d is None:
+        return None
+    found = 0
+    for user in {t.userland: t.user for t in targets}.values():
+        try:
+            found += len(extra_programs(d, user))
+        except Fatal as e:   # guest's own refusals (a dynamic program...)
+            raise Usage("EXTRA=%s: %s" % (knobs.raw("EXTRA"), e))
+    if not found:
+        raise Usage("EXTRA=%s: no program for %s (x86_64 programs run on x86_64, "
+                    "i386 ones on x86_64-ia32 and i386, x32 ones on x86_64-x32, "
+                    "arm64 ones on arm64, armhf ones on arm64-aarch32 and armhf)"
+                    % (knobs.raw("EXTRA"), ", ".join(t.name for t in targets)))
+    return d

@@ -17,8 +17,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import bzimage as _bzimage
+from . import tables
 from . import targets as _targets
-from .log import Fatal, Usage, warn
+from .log import Usage, warn
 
 # Commands by what they read (rfm command names; "check" is `make check`,
 # checked once before its steps run).
@@ -145,10 +147,9 @@ def kernel_tree(text):
 
 def bzimage(bits):
     def read(text):
-        from . import prebuilt
         path = a_file(text)
         try:
-            info = prebuilt.read_bzimage(path)
+            info = _bzimage.read_bzimage(path)
         except ValueError as e:
             raise BadValue(str(e))
         if info.bits != bits:
@@ -298,26 +299,6 @@ def user_images(kernels, targets):
         get(var)
 
 
-def extra_for(targets):
-    """EXTRA must hold a program for at least one of the targets."""
-    d = get("EXTRA")
-    if d is None:
-        return None
-    from . import guest
-    found = 0
-    for user in {t.userland: t.user for t in targets}.values():
-        try:
-            found += len(guest.extra_programs(d, user))
-        except Fatal as e:   # guest's own refusals (a dynamic program...)
-            raise Usage("EXTRA=%s: %s" % (raw("EXTRA"), e))
-    if not found:
-        raise Usage("EXTRA=%s: no program for %s (x86_64 programs run on x86_64, "
-                    "i386 ones on x86_64-ia32 and i386, x32 ones on x86_64-x32, "
-                    "arm64 ones on arm64, armhf ones on arm64-aarch32 and armhf)"
-                    % (raw("EXTRA"), ", ".join(t.name for t in targets)))
-    return d
-
-
 GROUPS = (("every command", ALL), ("every command that builds", BUILDS),
           ("every command that boots", BOOTS))
 
@@ -331,6 +312,5 @@ def readers(knob):
 
 def table():
     """The knob table as text (make knobs)."""
-    from .report import format_table
-    return format_table(["knob", "default", "read by", "what"], [
+    return tables.format_table(["knob", "default", "read by", "what"], [
         [k.name, k.default or "-", readers(k), k.about] for k in KNOBS])

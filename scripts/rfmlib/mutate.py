@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import report
+from . import tables
 from .tree import touched_files
 from .compare import NA
 from .log import Fatal
@@ -196,7 +196,7 @@ def render(outcomes, catalogue, total_seconds):
                      else "equivalent: " + o.mutant.equivalent])
     killed, counted = score(outcomes)
     lines = ["robust-futex-matrix mutate: %s" % catalogue, "",
-             report.format_table(["mutant", "result", "time", "killed by (targets)"], rows), ""]
+             tables.format_table(["mutant", "result", "time", "killed by (targets)"], rows), ""]
     for o in outcomes:
         if failed(o):
             lines.append("%s: %s: %s (%s)" % (o.result.upper(), o.mutant.name,

@@ -5,6 +5,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from . import kcidb
+from .tables import table_lines
 from .compare import NA
 
 STATUS_SHOWN = {"PASS": "PASS", "FAIL": "FAIL", "SKIP": "skip", "ERROR": "ERROR",
@@ -17,17 +18,6 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 def _xml(text):
     """Text XML 1.0 can hold: other characters become U+FFFD."""
     return _NOT_XML.sub("\ufffd", text or "")
-
-
-def _table(header, rows):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    widths[-1] = 0
-    fmt = "  ".join("%%-%ds" % w for w in widths)
-    return [fmt % tuple(header)] + [fmt % tuple(r) for r in rows]
-
-
-def format_table(header, rows):
-    return "\n".join(_table(header, rows))
 
 
 def _cpu_cell(guest):
@@ -68,7 +58,7 @@ def render_text(matrix):
         rows.append(["(console)"] + [guests[t].get("console_status", "?")
                                      for t in targets] + [""])
         rows.append(["(cpu)"] + [_cpu_cell(guests[t]) for t in targets] + [""])
-        lines += _table(["case"] + targets + [last], rows)
+        lines += table_lines(["case"] + targets + [last], rows)
         for t in targets:
             for c in guests[t].get("console", [])[:3]:
                 lines.append("  console %s: %s: %s" % (t, c["kind"], c["line"]))

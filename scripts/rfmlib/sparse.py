@@ -8,7 +8,7 @@ there all along.
 """
 import re
 
-from . import config, kbuild, report, tree
+from . import config, kbuild, tables, tree
 
 SPARSE_CONFIGS = ("x86_64", "i386")
 FINDING_RE = re.compile(r"\b(?:warning|error):")
@@ -42,7 +42,7 @@ def run(configs=SPARSE_CONFIGS):
         new[kc] = sorted(mine - stock)
         rows.append([kc, str(len(mine)), str(len(stock)), str(len(new[kc]))])
     lines = ["sparse (make C=2) on %s" % " ".join(sources), "",
-             report.format_table(["config", "series", "stock", "new in the series"], rows)]
+             tables.format_table(["config", "series", "stock", "new in the series"], rows)]
     for kc, found in new.items():
         lines += ["%s: %s" % (kc, f) for f in found]
     bad = sum(len(f) for f in new.values())

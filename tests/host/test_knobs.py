@@ -9,7 +9,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import cli, knobs, prebuilt, targets
+from rfmlib import bzimage as bzimage_header
+from rfmlib import cli, knobs, targets
 from rfmlib.log import Fatal, Usage
 
 STARTED = 99   # the status of a command that got past the checks
@@ -153,10 +154,10 @@ class BadValues(Env):
 
 class KernelImages(Env):
     def test_the_header_is_read(self):
-        info = prebuilt.read_bzimage(bzimage(self.dir / "bz64"))
+        info = bzimage_header.read_bzimage(bzimage(self.dir / "bz64"))
         self.assertEqual((info.protocol, info.bits, info.version),
                          ("2.15", 64, "6.1.192 (test@host) #1"))
-        self.assertEqual(prebuilt.read_bzimage(bzimage(self.dir / "bz32", bits=32)).bits, 32)
+        self.assertEqual(bzimage_header.read_bzimage(bzimage(self.dir / "bz32", bits=32)).bits, 32)
 
     def refused(self, env):
         status, err = self.main("run", **env)

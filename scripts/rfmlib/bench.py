@@ -273,26 +273,12 @@ def empty_list_bound(target_name):
     return EMPTY_LIST_BOUNDS[KERNEL_CONFIGS[target_named(target_name).kconfig].arch]
 
 
-# Instructions the series' release of an empty list still takes over
-# stock's, per kernel architecture, measured by the bench-exit counter
-# (2026-12-04): a ratchet, not an allowance. On i386 the walk is an
-# out-of-line call into robust.c, with its own prologue and epilogue,
-# where stock inlines exit_robust_list() into futex_cleanup(); the three
-# head reads are the same three calls to __get_user_4 on both. The gate
-# fails if the excess grows, and if it shrinks, so that the entry goes
-# when the cause is fixed (reading the head in one user access window).
-EMPTY_LIST_EXCESS = {"i386": 4}
-
 # Kernel architectures whose bench-exit kernels count the exit release
 # (patches/bench-exit reads the TSC): their gate requires that figure.
 COUNTED_ARCHES = ("x86_64", "i386")
 
 
-def _no_more(rows, target, rule, sv, kv, excess=0):
-    if excess:
-        rows.append((target, "%s + %d (known excess, exactly)" % (rule, excess), sv, kv,
-                     None not in (sv, kv) and sv == kv + excess))
-        return
+def _no_more(rows, target, rule, sv, kv):
     rows.append((target, rule, sv, kv, None not in (sv, kv) and sv <= kv))
 
 
@@ -313,11 +299,10 @@ def gate(part):
             _no_more(rows, target, key.replace("_ns", "") + " <= stock", s.get(key), k.get(key))
         arch = KERNEL_CONFIGS[target_named(target).kconfig].arch
         if arch in COUNTED_ARCHES:
-            _no_more(rows, target, "exit release, no list <= stock",
-                     s.get("exit_release_no_list"), k.get("exit_release_no_list"))
-            _no_more(rows, target, "exit release, empty list <= stock",
-                     s.get("exit_release_empty_list"), k.get("exit_release_empty_list"),
-                     EMPTY_LIST_EXCESS.get(arch, 0))
+            for kind in ("no_list", "empty_list"):
+                key = "exit_release_" + kind
+                _no_more(rows, target, "exit release, %s <= stock" % kind.replace("_", " "),
+                         s.get(key), k.get(key))
             continue
         extra = (None if None in (s.get("thread_empty_list_ns"), s.get("thread_no_list_ns"))
                  else s["thread_empty_list_ns"] - s["thread_no_list_ns"])

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 
 from . import ktap
+from .tables import table_lines
 from .log import Fatal
 from .targets import KERNEL_CONFIGS, target as target_named
 
@@ -177,11 +178,6 @@ def _fmt(v, unit=""):
     return "-" if v is None else ("%g%s" % (v, unit))
 
 
-def _table(rows):
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-
-
 FIGURE_ROWS = (
     ("kernel walk, uncontended (%s/lock)", "walk_uncontended_ns", 30),
     ("kernel walk, FUTEX_WAITERS, no waiter (%s/lock)", "walk_contended_ns", 130),
@@ -227,7 +223,7 @@ def render(doc):
             ["ratio: empty list / no list, thread", _fmt(f["empty_vs_no_list"]),
              _fmt(g.get("empty_vs_no_list")), "", "~1 (claim)"],
         ]
-        lines += _table(table)
+        lines += table_lines(table[0], table[1:])
         lines.append("")
     if len(methods) > 1 and doc["ratios_by_method"]:
         lines.append("== series/stock by method: wall clock | icount")
@@ -238,7 +234,7 @@ def render(doc):
                 "%s | %s" % (_fmt(doc["ratios_by_method"][t][key].get("wall")),
                              _fmt(doc["ratios_by_method"][t][key].get("icount")))
                 for t in targets])
-        lines += _table(table)
+        lines += table_lines(table[0], table[1:])
         lines.append("")
     for m, part in methods.items():
         if not part["million"]:
@@ -251,7 +247,7 @@ def render(doc):
             table.append([target] + [_fmt(mm[k]) for k in SEED_MS])
         if m == "wall":
             table.append(["seed 2006 (2 GHz)", "30", "130", "256"])
-        lines += _table(table)
+        lines += table_lines(table[0], table[1:])
         lines.append("")
     return "\n".join(lines)
 

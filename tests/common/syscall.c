@@ -8,9 +8,12 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <grp.h>
+#include <sched.h>
 #include <sys/prctl.h>
 
 #define NOBODY 65534
+#define SOMEONE 4242	/* a uid of nobody in particular, other than NOBODY */
 
 /* Report errno by name; the return value too, it must be 0 or -1. */
 static void obs_call(const char *what, long ret, int err)
@@ -410,6 +413,197 @@ static int get_perm_same_uid(void)
 	return RFM_PASS;
 }
 
+/*
+ * A process of nobody's (dumpable, so that nobody may read it) with a
+ * registered head, waiting for @r->done; NULL on failure. Then, from the
+ * root process, ask for its head as another process with real uid @ruid
+ * and effective (and so fs) uid @euid, neither of them root: res[0] the
+ * return value, res[1] errno, res[2] whether the head matched.
+ */
+static pid_t start_nobody_target(struct thread_report *r)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (as_nobody())
+			_exit(2);
+		rfm_head_init(&r->head);
+		rfm_set_robust_list(&r->head, sizeof(r->head));
+		r->tid = getpid();
+		while (!r->done)
+			usleep(1000);
+		/* What the exec case asks of it next: exec, then wait. */
+		execl("/proc/self/exe", "exec-done", RFM_PAUSE_ARG, (char *)NULL);
+		_exit(3);
+	}
+	while (pid > 0 && !r->tid)
+		usleep(1000);
+	return pid;
+}
+
+static int ask_as(uid_t ruid, uid_t euid, struct thread_report *r, int *res)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		struct robust_list_head *got = NULL;
+		size_t len;
+
+		if (setgroups(0, NULL) || setresgid(ruid, euid, euid) ||
+		    setresuid(ruid, euid, euid))
+			_exit(2);
+		res[0] = (int)rfm_get_robust_list(r->tid, &got, &len);
+		res[1] = errno;
+		res[2] = got == &r->head;
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void stop_target(pid_t target, struct thread_report *r)
+{
+	r->done = 1;
+	kill(target, SIGKILL);
+	waitpid(target, NULL, 0);
+}
+
+/*
+ * Permission follows the caller's real credentials, as ptrace's
+ * PTRACE_MODE_READ_REALCREDS has it: a caller whose effective and fs
+ * uid and gid are nobody's, but whose real ones are not, may not read
+ * nobody's head.
+ */
+static int get_perm_by_real_uid(void)
+{
+	struct thread_report *r = rfm_shared(sizeof(*r));
+	int *res = rfm_shared(sizeof(int) * 3), asked;
+	pid_t target;
+
+	RFM_CHECK(r && res, "mmap");
+	if (getuid() != 0)
+		return rfm_skip("needs root to change uids");
+	target = start_nobody_target(r);
+	RFM_CHECK(target > 0, "fork");
+	asked = ask_as(SOMEONE, NOBODY, r, res);
+	stop_target(target, r);
+	RFM_CHECK(asked == 0, "the asking child could not change its uids");
+	obs_call("get", res[0], res[1]);
+	RFM_CHECK(res[0] == -1 && res[1] == EPERM,
+		  "real uid %d read the head of uid %d: ret %d errno %s", SOMEONE,
+		  NOBODY, res[0], rfm_errno_name(res[1]));
+	return RFM_PASS;
+}
+
+/* Has @pid exec'd into "exec-done" within @ms milliseconds? */
+static int execs_within(pid_t pid, long ms)
+{
+	char path[64], name[32];
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	for (long waited = 0; waited < ms; waited += 10) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(name, 1, sizeof(name) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		name[n] = '\0';
+		if (!strcmp(name, "exec-done"))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * A refused get_robust_list() leaves nothing behind: the target, whose
+ * exec_update_lock the call took to check permission, can still exec
+ * (exec takes that lock for writing, and would wait for ever).
+ */
+static int get_refused_then_exec(void)
+{
+	struct thread_report *r = rfm_shared(sizeof(*r));
+	int *res = rfm_shared(sizeof(int) * 3), asked, execd;
+	pid_t target;
+
+	RFM_CHECK(r && res, "mmap");
+	if (getuid() != 0)
+		return rfm_skip("needs root to change uids");
+	target = start_nobody_target(r);
+	RFM_CHECK(target > 0, "fork");
+	asked = ask_as(SOMEONE, SOMEONE, r, res);
+	r->done = 1;
+	execd = execs_within(target, 5000);
+	stop_target(target, r);
+	RFM_CHECK(asked == 0, "the asking child could not change its uids");
+	obs_call("get", res[0], res[1]);
+	rfm_obs("target_execd", "%d", execd);
+	RFM_CHECK(res[0] == -1 && res[1] == EPERM, "ret %d errno %s", res[0],
+		  rfm_errno_name(res[1]));
+	RFM_CHECK(execd, "the target could not exec after a refused get_robust_list()");
+	return RFM_PASS;
+}
+
+/*
+ * A pid is looked up in the caller's pid namespace: the init of a new
+ * namespace reads the head of its child by the child's pid there (2),
+ * not by the global pid that number would name.
+ */
+static int get_pid_in_child_namespace(void)
+{
+	struct thread_report *r = rfm_shared(sizeof(*r));
+	int *res = rfm_shared(sizeof(int) * 4), status;
+	pid_t outer;
+
+	RFM_CHECK(r && res, "mmap");
+	if (getuid() != 0)
+		return rfm_skip("needs root for a pid namespace");
+	res[3] = -1;
+	outer = fork();
+	if (outer == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(2);
+		init = fork();
+		if (init == 0) {
+			struct robust_list_head *got = NULL;
+			size_t len;
+			pid_t child = fork();
+
+			if (child == 0) {
+				rfm_head_init(&r->head);
+				rfm_set_robust_list(&r->head, sizeof(r->head));
+				r->tid = getpid();
+				while (!r->done)
+					usleep(1000);
+				_exit(0);
+			}
+			while (!r->tid)
+				usleep(1000);
+			res[3] = r->tid;
+			res[0] = (int)rfm_get_robust_list(child, &got, &len);
+			res[1] = errno;
+			res[2] = got == &r->head;
+			r->done = 1;
+			waitpid(child, NULL, 0);
+			_exit(0);
+		}
+		waitpid(init, &status, 0);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 3);
+	}
+	waitpid(outer, &status, 0);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the namespace's children: %#x", status);
+	rfm_obs("pid_in_namespace", "%d", res[3]);
+	obs_call("get", res[0], res[1]);
+	rfm_obs("head_matches", "%d", res[2]);
+	RFM_CHECK(res[0] == 0 && res[2], "ret %d errno %s, head %s", res[0],
+		  rfm_errno_name(res[1]), res[2] ? "matches" : "differs");
+	return RFM_PASS;
+}
+
 #if defined(__x86_64__) && defined(__ILP32__)
 /*
  * x32 reaches these calls only through its compat entries (530, 531):
@@ -457,6 +651,9 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(get_writes_one_word),
 	RFM_CASE(get_perm_other_uid),
 	RFM_CASE(get_perm_same_uid),
+	RFM_CASE(get_perm_by_real_uid),
+	RFM_CASE(get_refused_then_exec),
+	RFM_CASE(get_pid_in_child_namespace),
 #if defined(__x86_64__) && defined(__ILP32__)
 	/* Last: the one case only the x32 build has. */
 	RFM_CASE(x32_native_numbers_enosys),

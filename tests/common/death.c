@@ -613,6 +613,35 @@ static int unlock_pi(uint32_t *word)
 }
 
 /*
+ * After an exec the task lives on, under its TID, and can own a PI futex:
+ * FUTEX_LOCK_PI on a word that holds its TID blocks until its timeout; it
+ * does not fail with ESRCH, as against a task whose futex state is dead.
+ */
+static int exec_task_owns_pi(void)
+{
+	uint32_t *word = rfm_shared(sizeof(*word));
+	pid_t pid;
+	int execd, err;
+
+	RFM_CHECK(word, "mmap");
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "death", RFM_PAUSE_ARG, (char *)NULL);
+		_exit(2);
+	}
+	execd = rfm_wait_exec_done(pid);
+	*word = (uint32_t)pid;
+	err = execd ? lock_pi(word, 200) : 0;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	RFM_CHECK(execd, "the new image never started");
+	rfm_obs("lock_pi", "%s", err ? rfm_errno_name(err) : "0");
+	RFM_CHECK(err == ETIMEDOUT, "FUTEX_LOCK_PI against the exec'd task: %s",
+		  err ? rfm_errno_name(err) : "taken");
+	return RFM_PASS;
+}
+
+/*
  * What the exec'ing thread takes before it execs, set before the owner
  * is forked: 0, or 1 if it failed (no robust lists on this kernel).
  */
@@ -667,22 +696,6 @@ static pid_t start_exec_owner(struct arena *a, int (*takes)(struct arena *a))
 	return owner;
 }
 
-/* Has the owner's new image started (its command line is the pause's)? */
-static int exec_done(pid_t owner)
-{
-	char path[64], buf[128] = "";
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", owner);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 && memmem(buf, n, RFM_PAUSE_ARG, strlen(RFM_PAUSE_ARG));
-}
-
 /*
  * Tell the thread to exec, and return once it sleeps in de_thread()'s
  * first window (exec-window kernel), or at once. 1 if it was seen there.
@@ -696,17 +709,6 @@ static int exec_now(struct arena *a)
 		if (rfm_proc_state(a->owner_tid) == 'D')
 			return 1;
 		usleep(1000);
-	}
-	return 0;
-}
-
-/* Wait up to 10 s for the owner's new image; 1 if it started. */
-static int wait_exec_done(pid_t owner)
-{
-	for (int i = 0; i < 1000; i++) {
-		if (exec_done(owner))
-			return 1;
-		usleep(10000);
 	}
 	return 0;
 }
@@ -768,7 +770,7 @@ static int exec_pi_waiter_handed_over(void)
 	RFM_CHECK(rfm_wait_sleeping(locker, &a->waiting), "the locker never slept");
 	exec_now(a);
 	err = pi_locker_result(locker);
-	RFM_CHECK(wait_exec_done(owner), "the new image never started");
+	RFM_CHECK(rfm_wait_exec_done(owner), "the new image never started");
 	later = pi_locker_result(start_pi_locker(&a->lock[1].futex, 2000, &a->waiting));
 	kill(owner, SIGKILL);
 	waitpid(owner, NULL, 0);
@@ -826,10 +828,10 @@ static int exec_pi_locker_during_exec(void)
 			  rfm_proc_state(a->owner_tid) == 'D',
 			  "timing: the locker did not block while the thread slept "
 			  "in de_thread()");
-		RFM_CHECK(wait_exec_done(owner), "the new image never started");
+		RFM_CHECK(rfm_wait_exec_done(owner), "the new image never started");
 	} else {
 		exec_now(a);
-		RFM_CHECK(wait_exec_done(owner), "the new image never started");
+		RFM_CHECK(rfm_wait_exec_done(owner), "the new image never started");
 		locker = start_pi_locker(&a->lock[1].futex, 2000, &a->waiting);
 	}
 	later = start_pi_locker(&a->lock[1].futex, 1000, &a->waiting);
@@ -879,7 +881,7 @@ static int death_exec_races_group_exit(void)
 	rfm_futex_wake((uint32_t *)&a->group_exit, 1);
 	/* Until the new image runs, or the owner has ended. */
 	ended = 0;
-	for (int i = 0; i < 1000 && !ended && !exec_done(owner); i++) {
+	for (int i = 0; i < 1000 && !ended && !rfm_exec_done(owner); i++) {
 		ended = waitpid(owner, &status, WNOHANG) == owner;
 		usleep(10000);
 	}
@@ -998,7 +1000,7 @@ static int death_exec_robust_pi_uncontended(void)
 	owner = start_exec_owner(a, takes_robust_pi_lock);
 	RFM_CHECK(owner > 0, "the owner never got ready");
 	exec_now(a);
-	RFM_CHECK(wait_exec_done(owner), "the new image never started");
+	RFM_CHECK(rfm_wait_exec_done(owner), "the new image never started");
 	released = a->lock[0].futex;
 	err = lock_pi(&a->lock[0].futex, 2000);
 	kill(owner, SIGKILL);
@@ -1797,6 +1799,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_exec_from_thread),
 	RFM_CASE(exec_pi_waiter_handed_over),
 	RFM_CASE(exec_pi_locker_during_exec),
+	RFM_CASE(exec_task_owns_pi),
 	RFM_CASE(death_exec_races_group_exit),
 	RFM_CASE(death_exec_robust_pi_waiter),
 	RFM_CASE(death_exec_robust_pi_uncontended),

@@ -433,7 +433,7 @@ static pid_t start_nobody_target(struct thread_report *r)
 		while (!r->done)
 			usleep(1000);
 		/* What the exec case asks of it next: exec, then wait. */
-		execl("/proc/self/exe", "exec-done", RFM_PAUSE_ARG, (char *)NULL);
+		execl("/proc/self/exe", "syscall", RFM_PAUSE_ARG, (char *)NULL);
 		_exit(3);
 	}
 	while (pid > 0 && !r->tid)
@@ -496,26 +496,6 @@ static int get_perm_by_real_uid(void)
 	return RFM_PASS;
 }
 
-/* Has @pid exec'd into "exec-done" within @ms milliseconds? */
-static int execs_within(pid_t pid, long ms)
-{
-	char path[64], name[32];
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	for (long waited = 0; waited < ms; waited += 10) {
-		FILE *f = fopen(path, "r");
-		size_t n = f ? fread(name, 1, sizeof(name) - 1, f) : 0;
-
-		if (f)
-			fclose(f);
-		name[n] = '\0';
-		if (!strcmp(name, "exec-done"))
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
 /*
  * A refused get_robust_list() leaves nothing behind: the target, whose
  * exec_update_lock the call took to check permission, can still exec
@@ -534,7 +514,7 @@ static int get_refused_then_exec(void)
 	RFM_CHECK(target > 0, "fork");
 	asked = ask_as(SOMEONE, SOMEONE, r, res);
 	r->done = 1;
-	execd = execs_within(target, 5000);
+	execd = rfm_wait_exec_done(target);
 	stop_target(target, r);
 	RFM_CHECK(asked == 0, "the asking child could not change its uids");
 	obs_call("get", res[0], res[1]);

@@ -240,6 +240,36 @@ static inline int rfm_run_child(int (*fn)(void *), void *arg)
 
 /* ---- other processes ---- */
 
+/*
+ * Has @pid exec'd into a test program's pause mode (argv[1] is
+ * RFM_PAUSE_ARG)? Read from /proc/PID/cmdline.
+ */
+static inline int rfm_exec_done(pid_t pid)
+{
+	char path[64], buf[128];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+	}
+	return n > 0 && memmem(buf, n, RFM_PAUSE_ARG, strlen(RFM_PAUSE_ARG));
+}
+
+/* Wait up to 10 s for @pid's new image; 1 if it started. */
+static inline int rfm_wait_exec_done(pid_t pid)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (rfm_exec_done(pid))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
 /* The state letter of /proc/PID/stat ('S' sleeping, 'Z' zombie), or '?'. */
 static inline char rfm_proc_state(pid_t pid)
 {

@@ -10,7 +10,7 @@ export RESULTS KCIDB_ORIGIN
 
 RFM := python3 scripts/rfm
 
-.PHONY: distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -18,7 +18,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate mutate-short
+check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate mutate-short mutate-gen-short
 
 ## knobs: every variable the commands read: default, meaning, who reads it
 knobs:
@@ -124,6 +124,17 @@ mutate:
 mutate-short:
 	MUTANT=walk-misaligned-word-accepted,compat-offset-64-bit-sum,pending-rule-before-6.1.187,get-head-before-len,exec-release-before-de_thread \
 		$(RFM) mutate
+
+## mutate-gen: generate mutants from the series' added C lines (every
+## operator of scripts/rfmlib/mutgen.py at every occurrence), build and
+## boot each as make mutate does (SAMPLE=N for a fixed sample);
+## out/mutate-gen/: the catalogue, mutate.txt, mutate.json
+mutate-gen:
+	$(RFM) mutate-gen
+
+## mutate-gen-short: make check's fixed sample of five generated mutants
+mutate-gen-short:
+	SAMPLE=5 $(RFM) mutate-gen
 
 ## stress: owners killed at random while others wait, processes and
 ## threads (KERNELS=debug by default; STRESS_SECONDS per case)

@@ -9,7 +9,7 @@ checks all three):
     settings    knobs config
     host        deps names sharedlibs
     build/boot  tree kbuild prebuilt sparse abi ci guest qemu
-    results     compare kcidb report merge mutate bench
+    results     compare kcidb report merge mutate mutgen bench
     commands    cli
 
 base reads files and formats text and knows the target table; settings
@@ -26,6 +26,6 @@ LAYERS = (
     ("settings", ("knobs", "config")),
     ("host", ("deps", "names", "sharedlibs")),
     ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "guest", "qemu")),
-    ("results", ("compare", "kcidb", "report", "merge", "mutate", "bench")),
+    ("results", ("compare", "kcidb", "report", "merge", "mutate", "mutgen", "bench")),
     ("commands", ("cli",)),
 )

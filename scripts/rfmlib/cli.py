@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from . import (abi, atomic, bench, ci, compare, config, deps, guest, kbuild, knobs, ktap, merge,
-               mutate, names, prebuilt, procs, qemu, report, sparse, tables, tree)
+               mutate, mutgen, names, prebuilt, procs, qemu, report, sparse, tables, tree)
 from .log import Fatal, Usage, elapsed, progress, warn
 from .targets import (BENCH_KERNELS, CHECK_KERNELS, DEFAULT_RUN_KERNELS, KERNEL_CONFIGS,
                       KERNEL_VARIANTS, PERF_GATE_KERNELS, bisect_configs, kernel_append,
@@ -682,12 +682,60 @@ def cmd_mutate(_args):
     deps.ensure()
     catalogue = knobs.get("MUTANTS", config.REPO / "tests" / "mutants").resolve()
     mutants = mutate.load_catalogue(catalogue, knobs.get("MUTANT", ""))
+    out = config.out_dir() / "mutate"
+    shutil.rmtree(out, ignore_errors=True)
+    return run_mutants(catalogue, mutants, out)
+
+
+def cmd_mutate_gen(_args):
+    """Generate mutants from the series' added C lines (mutgen.py), then
+    build, boot and judge them as make mutate does (SAMPLE=N: a fixed
+    sample; MUTANT=names: some). Survivors named in the equivalence list
+    are equivalent; one that does not build is counted apart."""
+    deps.ensure()
+    series = tree.patches_for("all")
+    if not series:
+        raise Fatal("patches/series is empty: there is no series to mutate")
+    out = config.out_dir() / "mutate-gen"
+    shutil.rmtree(out, ignore_errors=True)
+    catalogue = out / "catalogue"
+    catalogue.mkdir(parents=True)
+    touched = set().union(*(tree.touched_files(p) for p in series))
+    pristine = tree.pristine_tree()
+    src, _ = tree.variant_tree("series", series)
+    made = []
+    for path in mutgen.SOURCES:
+        if path not in touched:
+            continue
+        before = (pristine / path).read_text() if (pristine / path).exists() else ""
+        after = (src / path).read_text()
+        for g in mutgen.generate(path, before, after):
+            (catalogue / (g.name + ".patch")).write_text(mutgen.patch_text(g, after))
+            made.append(g.name)
+    tree.release("series")
+    equivalents = mutgen.read_equivalents((config.REPO / mutgen.EQUIVALENTS).read_text())
+    stale = sorted(set(equivalents) - set(made))
+    if stale:
+        raise Fatal("%s names mutants the series no longer generates: %s" % (
+            mutgen.EQUIVALENTS, ", ".join(stale[:5])))
+    wanted = knobs.get("MUTANT", "")
+    if not wanted and knobs.get("SAMPLE"):
+        wanted = ",".join(mutgen.sample(made, knobs.get("SAMPLE")))
+    mutants = mutate.load_catalogue(catalogue, wanted)
+    for m in mutants:
+        m.equivalent = equivalents.get(m.name, "")
+    progress("mutate", "generated %d mutant(s) from %d file(s); running %d" % (
+        len(made), len(touched & set(mutgen.SOURCES)), len(mutants)))
+    return run_mutants(catalogue, mutants, out)
+
+
+def run_mutants(catalogue, mutants, out):
+    """Build, boot and judge `mutants` on every target; the table and the
+    score in `out`."""
     targets = knobs.get("TARGETS", select_targets(""))
     series = tree.patches_for("all")
     if not series:
         raise Fatal("patches/series is empty: there is no series to mutate")
-    out = config.out_dir() / "mutate"
-    shutil.rmtree(out, ignore_errors=True)
     start = elapsed()
     # The series and stock, and the test-only variants some mutants apply to.
     bases = tuple(k for k in KERNEL_VARIANTS if k != "series" and
@@ -730,10 +778,11 @@ def cmd_mutate(_args):
                                         label="mutant %s/%s" % (m.name, kc))
                        for kc in sorted({t.kconfig for t in targets})}
         except Fatal as e:
-            outcomes.append(mutate.Outcome(m, "invalid", [], elapsed() - t_start,
+            result = mutate.UNBUILDABLE if m.generated else "invalid"
+            outcomes.append(mutate.Outcome(m, result, [], elapsed() - t_start,
                                            str(e).splitlines()[0]))
-            progress("mutate", "%d/%d %s: INVALID: %s" % (n, len(mutants), m.name,
-                                                           outcomes[-1].detail))
+            progress("mutate", "%d/%d %s: %s: %s" % (n, len(mutants), m.name,
+                                                     result.upper(), outcomes[-1].detail))
             continue
         runs = boot_all([("mutant", t, mimages[t.kconfig]) + initrds[t.userland]
                          for t in targets], accel, out / m.name,
@@ -766,7 +815,7 @@ def cmd_deps(_args):
 # on one directory would delete each other's results (a make check during a
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz",
-              "stress", "abi", "guest-selftest", "mutate", "perf-gate", "merge"}
+              "stress", "abi", "guest-selftest", "mutate", "mutate-gen", "perf-gate", "merge"}
 
 
 @contextlib.contextmanager
@@ -831,6 +880,7 @@ def main(argv=None):
     sub.add_parser("stress").set_defaults(fn=cmd_stress)
     sub.add_parser("bisect-check").set_defaults(fn=cmd_bisect_check)
     sub.add_parser("mutate").set_defaults(fn=cmd_mutate)
+    sub.add_parser("mutate-gen").set_defaults(fn=cmd_mutate_gen)
     sub.add_parser("checkpatch").set_defaults(fn=cmd_checkpatch)
     sub.add_parser("sparse").set_defaults(fn=cmd_sparse)
     p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")

@@ -25,7 +25,7 @@ from .log import Usage, warn
 # Commands by what they read (rfm command names; "check" is `make check`,
 # checked once before its steps run).
 BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fuzz", "stress",
-         "mutate", "perf-gate", "bisect-check")
+         "mutate", "mutate-gen", "perf-gate", "bisect-check")
 MATRIX = ("run", "matrix-check", "check")
 BUILDS = BOOTS + ("kernels", "abi", "sparse")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key")
@@ -189,7 +189,7 @@ KNOBS = (
          "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS)
          + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
-                   "perf-gate", "merge", "cache-key", "bisect-check")),
+                   "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check")),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),
     Knob("EXTRA", extra_dir, None, "a directory of your own static test programs",
@@ -225,7 +225,10 @@ KNOBS = (
     Knob("MUTANTS", a_dir, "tests/mutants", "make mutate: the mutant catalogue",
          ("mutate", "check")),
     Knob("MUTANT", text_value, None, "make mutate: only these mutants, comma separated",
-         ("mutate", "check")),
+         ("mutate", "mutate-gen", "check")),
+    Knob("SAMPLE", positive, None,
+         "make mutate-gen: a fixed sample of N generated mutants (all when unset)",
+         ("mutate-gen", "check")),
     Knob("RESULTS", text_value, None, "make merge: the shard output directories",
          ("merge",)),
     Knob("KCIDB_ORIGIN", text_value, "robust_futex_matrix",

@@ -16,6 +16,7 @@ carries a header:
     Expect: death.death_stops_at_misaligned_futex
     Equivalent: why no test can tell it apart (only for such mutants)
     Kernel: exec-window (only for a mutant of a test-only variant)
+    Generated: eq-to-ne (instead of Expect: made by mutgen.py)
 
 Rule says what the mutant breaks; Expect names the cases (globs, comma
 separated) expected to catch it; Equivalent marks a mutant that cannot be
@@ -38,7 +39,7 @@ from .compare import NA
 from .log import Fatal
 from .targets import KERNEL_VARIANTS, has_series
 
-HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel):\s*(.*)$")
+HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
 
 
@@ -50,6 +51,7 @@ class Mutant:
     expect: tuple = ()
     equivalent: str = ""
     kernel: str = "series"         # the variant it is applied to
+    generated: str = ""            # the operator of a generated mutant
 
 
 @dataclass
@@ -82,7 +84,7 @@ def parse_header(path):
     if not fields.get("Rule"):
         raise Fatal("mutant %s: no 'Rule:' line says what it breaks" % path)
     expect = tuple(g.strip() for g in fields.get("Expect", "").split(",") if g.strip())
-    if not expect and not fields.get("Equivalent"):
+    if not expect and not fields.get("Equivalent") and not fields.get("Generated"):
         raise Fatal("mutant %s: no 'Expect:' line names the cases that catch it" % path)
     kernel = fields.get("Kernel", "series")
     if (kernel not in KERNEL_VARIANTS or not has_series(kernel)
@@ -93,7 +95,7 @@ def parse_header(path):
                                                 if v.get("patches", "").startswith("all")
                                                 and not v.get("fragments"))))
     return Mutant(path.name[:-len(".patch")], path, fields["Rule"], expect,
-                  fields.get("Equivalent", ""), kernel)
+                  fields.get("Equivalent", ""), kernel, fields.get("Generated", ""))
 
 
 def build_order(mutant):
@@ -160,15 +162,21 @@ def judge(mutant, matrix, seconds, warnings=None):
     return Outcome(mutant, result, found, seconds)
 
 
+# A generated mutant that does not build: counted apart, never a kill.
+UNBUILDABLE = "unbuildable"
+
+
 def failed(outcome):
-    """Outcomes that fail `make mutate`: a survivor, a mutant that does not
-    build or apply, and one marked equivalent that a case did kill."""
-    return outcome.result not in ("killed", "equivalent")
+    """Outcomes that fail `make mutate`: a survivor, a mutant of the
+    catalogue that does not build or apply, and one marked equivalent
+    that a case did kill."""
+    return outcome.result not in ("killed", "equivalent", UNBUILDABLE)
 
 
 def score(outcomes):
-    """(killed, counted): equivalent mutants are not counted."""
-    counted = [o for o in outcomes if o.result != "equivalent"]
+    """(killed, counted): equivalent and unbuildable mutants are not
+    counted."""
+    counted = [o for o in outcomes if o.result not in ("equivalent", UNBUILDABLE)]
     return sum(o.result == "killed" for o in counted), len(counted)
 
 
@@ -201,9 +209,12 @@ def render(outcomes, catalogue, total_seconds):
         if failed(o):
             lines.append("%s: %s: %s (%s)" % (o.result.upper(), o.mutant.name,
                                                o.mutant.rule, o.detail or o.mutant.path))
-    lines.append("mutation score: %d of %d killed (%s)%s; %d mutant(s), %.0f s" % (
+    equivalent = sum(o.result == "equivalent" for o in outcomes)
+    unbuildable = sum(o.result == UNBUILDABLE for o in outcomes)
+    lines.append("mutation score: %d of %d killed (%s)%s%s; %d mutant(s), %.0f s" % (
         killed, counted, "%.0f%%" % (100.0 * killed / counted) if counted else "-",
-        ", %d equivalent" % (len(outcomes) - counted) if len(outcomes) > counted else "",
+        ", %d equivalent" % equivalent if equivalent else "",
+        ", %d not built (counted apart)" % unbuildable if unbuildable else "",
         len(outcomes), total_seconds))
     return "\n".join(lines) + "\n"
 

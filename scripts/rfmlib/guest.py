@@ -12,9 +12,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import atomic, config, elf, knobs, sharedlibs, tree
+from . import atomic, config, elf, knobs, sharedlibs
 from .log import Fatal, Usage, checkpoint, progress
 from .targets import USERLANDS
+from .tree import pristine_tree
 
 CFLAGS = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]
 LIBC_MODES = ("static", "shared")
@@ -225,7 +226,7 @@ def initrd_for(kernel_dir, cpio):
         return out
     tool = config.cache_dir() / "tools" / "gen_init_cpio"
     if not tool.exists():
-        tool = gen_init_cpio(tree.pristine_tree())
+        tool = gen_init_cpio(pristine_tree())
     spec = ["dir /lib 0755 0 0", "dir /lib/modules 0755 0 0",
             "dir /lib/modules/rfm 0755 0 0"]
     spec += ["file /lib/modules/rfm/%s %s 0644 0 0" % (f.name, f) for f in files]

@@ -747,9 +747,8 @@ def run_mutants(catalogue, mutants, out):
                               initrds[t0.userland][0])
     deviations = compare.load_rules(DEVIATIONS)
 
-    def matrix_of(runs):
-        return compare.build_matrix(runs, targets, ("series", "stock"),
-                                    deviations=deviations)
+    def matrix_of(runs, of=targets):
+        return compare.build_matrix(runs, of, ("series", "stock"), deviations=deviations)
 
     # The reference: the series itself must be green against stock, or no
     # mutant's red means anything.
@@ -769,31 +768,44 @@ def run_mutants(catalogue, mutants, out):
                             out / "reference"))
     progress("mutate", "reference: the series matches stock on %d target(s); %d mutant(s)"
              % (len(targets), len(mutants)))
+    # A mutant is built and booted one kernel config at a time, the config
+    # with the most targets first, and is killed as soon as the targets
+    # booted so far show it: every sign of a wrong kernel among some
+    # targets is one among all. A survivor runs everything.
+    configs = sorted({t.kconfig for t in targets},
+                     key=lambda kc: (-sum(t.kconfig == kc for t in targets), kc))
     outcomes = []
     for n, m in enumerate(mutants, 1):
         t_start = elapsed()
         base = tree.patches_for(KERNEL_VARIANTS[m.kernel]["patches"])
-        try:
-            mimages = {kc: kbuild.build(m.kernel, base + [m.path], kc,
-                                        label="mutant %s/%s" % (m.name, kc))
-                       for kc in sorted({t.kconfig for t in targets})}
-        except Fatal as e:
-            result = mutate.UNBUILDABLE if m.generated else "invalid"
-            outcomes.append(mutate.Outcome(m, result, [], elapsed() - t_start,
-                                           str(e).splitlines()[0]))
-            progress("mutate", "%d/%d %s: %s: %s" % (n, len(mutants), m.name,
-                                                     result.upper(), outcomes[-1].detail))
-            continue
-        runs = boot_all([("mutant", t, mimages[t.kconfig]) + initrds[t.userland]
-                         for t in targets], accel, out / m.name,
-                        append=kernel_append(m.kernel), run_timeout=MUTANT_TIMEOUT)
         # A mutant of a test-only variant is judged against that variant's
         # run, in the comparer's "stock" column (see mutate.py).
         against = "stock" if m.kernel == "series" else m.kernel
-        o = mutate.judge(m, matrix_of({"series": runs["mutant"], "stock": ref[against]}),
-                         elapsed() - t_start,
-                         new_warnings(mimages, images, (m.kernel, "stock")))
+        mimages, runs, o = {}, {}, None
+        for kc in configs:
+            try:
+                mimages[kc] = kbuild.build(m.kernel, base + [m.path], kc,
+                                           label="mutant %s/%s" % (m.name, kc))
+            except Fatal as e:
+                result = mutate.UNBUILDABLE if m.generated else "invalid"
+                o = mutate.Outcome(m, result, [], elapsed() - t_start,
+                                   str(e).splitlines()[0])
+                break
+            runs.update(boot_all([("mutant", t, mimages[kc]) + initrds[t.userland]
+                                  for t in targets if t.kconfig == kc], accel, out / m.name,
+                                 append=kernel_append(m.kernel),
+                                 run_timeout=MUTANT_TIMEOUT)["mutant"])
+            booted = [t for t in targets if t.name in runs]
+            o = mutate.judge(m, matrix_of({"series": runs, "stock": ref[against]}, booted),
+                             elapsed() - t_start,
+                             new_warnings(mimages, images, (m.kernel, "stock")))
+            if o.killers:
+                break
         outcomes.append(o)
+        if o.result in ("invalid", mutate.UNBUILDABLE):
+            progress("mutate", "%d/%d %s: %s: %s" % (n, len(mutants), m.name,
+                                                     o.result.upper(), o.detail))
+            continue
         progress("mutate", "%d/%d %s: %s in %.0fs%s" % (
             n, len(mutants), m.name, o.result, o.seconds,
             ": " + mutate.killer_summary(o, 2) if o.killers else ""))

@@ -1,11 +1,13 @@
 """make mutate: a wrong kernel must turn the matrix red.
 
 A mutant is a small patch applied on top of the whole series, planting
-one semantic mistake. Each is built, booted on every target and judged by
-the same comparer as the matrix: against the targets (a case fails or
-disagrees), against the stock kernel (a difference deviations.txt does
-not name), and the kernel's console (a warning, an oops); its build, too,
-must not warn where the series' and stock's do not. A mutant that leaves
+one semantic mistake. Each is built and booted, one kernel config at a
+time until the targets so far show it (a survivor runs them all), and
+judged by the same comparer as the matrix: against the targets (a case
+fails or disagrees), against the stock kernel (a difference
+deviations.txt does not name), and the kernel's console (a warning, an
+oops); its build, too, must not warn where the series' and stock's do
+not. A mutant that leaves
 all of it green survived: the tests cannot tell that kernel from the
 right one.
 

@@ -6,8 +6,12 @@
  * list is walked: where the kernel found the word (on the list, in
  * list_op_pending, or both), whether the link to it carries the PI bit,
  * and the value of the word. Every row runs at once: an owner process per
- * row registers its list and waits, two waiters per row sleep in
- * FUTEX_WAIT on the row's word, then all owners are killed. A woken
+ * row registers its list and waits, two waiters per row sleep on the
+ * row's word, then all owners are killed. The first to sleep waits in
+ * FUTEX_WAIT_BITSET with a bitset without bit 0, the second in
+ * FUTEX_WAIT: the one waiter a death wakes is the first in the queue,
+ * whatever bitset it waits with, so where a row wants one woken it must
+ * be the first. A woken
  * waiter is one whose FUTEX_WAIT returned 0 before the walk of its owner
  * was over (the wake-up happens inside the owner's exit, before it can be
  * reaped, so a waiter still asleep then was not woken).
@@ -33,6 +37,7 @@
 #define OWNER		0xffffffffu	/* row.word: the dying owner's TID */
 #define UNCHANGED	0xffffffffu	/* row.want_word: as the owner left it */
 #define WAIT_MS		10000		/* no wake-up takes this long */
+#define FIRST_BITSET	0x10		/* the first waiter's: not bit 0 */
 
 enum where { LISTED, PENDING, BOTH };
 
@@ -112,13 +117,24 @@ static void own_row(const struct row *r, struct row_arena *a)
 		pause();
 }
 
-/* Sleep on the row's word: exit 0 if woken, 2 on timeout, 3 otherwise. */
+/*
+ * Sleep on the row's word, waiter 0 in FUTEX_WAIT_BITSET with FIRST_BITSET
+ * (an absolute CLOCK_MONOTONIC timeout), the others in FUTEX_WAIT: exit 0
+ * if woken, 2 on timeout, 3 otherwise.
+ */
 static void wait_row(struct row_arena *a, int n)
 {
 	uint32_t seen = a->lock.futex;
+	struct timespec ts;
+	long ret;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
 	a->waiting[n] = 1;
-	if (rfm_futex_wait(&a->lock.futex, seen, WAIT_MS) == 0)
+	ret = n == 0 ? syscall(SYS_futex, &a->lock.futex, FUTEX_WAIT_BITSET, seen, &ts,
+			       NULL, FIRST_BITSET)
+		     : rfm_futex_wait(&a->lock.futex, seen, WAIT_MS);
+	if (ret == 0)
 		_exit(0);
 	_exit(errno == ETIMEDOUT ? 2 : 3);
 }
@@ -127,7 +143,7 @@ static int death_wake_rules(void)
 {
 	struct row_arena *arena = rfm_shared(sizeof(*arena) * ROWS);
 	pid_t owner[ROWS], waiter[ROWS][WAITERS_PER_ROW];
-	int woken[ROWS] = { 0 }, failed = 0;
+	int woken[ROWS] = { 0 }, first_woken[ROWS] = { 0 }, failed = 0;
 
 	RFM_CHECK(arena, "mmap");
 	for (size_t i = 0; i < ROWS; i++) {
@@ -143,17 +159,16 @@ static int death_wake_rules(void)
 				  rows[i].name);
 			usleep(1000);
 		}
+		/* One after the other: the queue's order is the sleeping order. */
 		for (int w = 0; w < WAITERS_PER_ROW; w++) {
 			waiter[i][w] = fork();
 			if (waiter[i][w] == 0)
 				wait_row(&arena[i], w);
 			RFM_CHECK(waiter[i][w] > 0, "fork: %s", strerror(errno));
-		}
-	}
-	for (size_t i = 0; i < ROWS; i++)
-		for (int w = 0; w < WAITERS_PER_ROW; w++)
 			RFM_CHECK(rfm_wait_sleeping(waiter[i][w], &arena[i].waiting[w]),
 				  "row %s: waiter %d never slept", rows[i].name, w);
+		}
+	}
 
 	/*
 	 * The walk runs in each owner's exit, before it can be reaped: once
@@ -165,12 +180,14 @@ static int death_wake_rules(void)
 		waitpid(owner[i], NULL, 0);
 		for (int w = 0; w < WAITERS_PER_ROW; w++)
 			woken[i] += rfm_proc_state(waiter[i][w]) != 'S';
+		first_woken[i] = rfm_proc_state(waiter[i][0]) != 'S';
 	}
 	for (size_t i = 0; i < ROWS; i++) {
 		const struct row *r = &rows[i];
 		uint32_t got = arena[i].lock.futex, want = r->want_word == UNCHANGED ?
 			arena[i].start_word : r->want_word;
-		int ok = got == want && woken[i] == r->want_woken;
+		int ok = got == want && woken[i] == r->want_woken &&
+			 first_woken[i] == r->want_woken;
 
 		for (int w = 0; w < WAITERS_PER_ROW; w++) {
 			int status;
@@ -184,8 +201,9 @@ static int death_wake_rules(void)
 		else
 			printf("# obs %s=woken %d, word %#x\n", r->name, woken[i], got);
 		if (!ok)
-			rfm_diag("row %s: woken %d (want %d), word %#x (want %#x)",
-				 r->name, woken[i], r->want_woken, got, want);
+			rfm_diag("row %s: woken %d (want %d), the first waiter %s, word %#x (want %#x)",
+				 r->name, woken[i], r->want_woken,
+				 first_woken[i] ? "woken" : "asleep", got, want);
 		failed |= !ok;
 	}
 	RFM_CHECK(!failed, "the wake-up or the word is wrong in some row");

@@ -1776,6 +1776,51 @@ static int owner_head_unmapped(void *arg)
 	return munmap(head, 4096) ? 2 : 0;
 }
 
+/*
+ * A head whose first word, list.next, is the last of an unreadable page,
+ * while futex_offset and list_op_pending are readable on the next: the
+ * walk must not start. Its futex_offset is the address of a lock the
+ * owner holds, so that a walk going on from a zeroed entry (NULL plus
+ * futex_offset) would release that lock; list_op_pending names another
+ * entry, so that the NULL entry is not taken for the pending one.
+ */
+struct split_head {
+	unsigned char hole[4096];	/* PROT_NONE in the owner */
+	unsigned char page[4096];
+};
+
+#define SPLIT_LOCK_AT	64
+
+static int owner_head_first_word_unreadable(void *arg)
+{
+	struct split_head *s = arg;
+	struct robust_list_head *head = (void *)(s->page - sizeof(void *));
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	memcpy(s->page + SPLIT_LOCK_AT, &tid, sizeof(tid));
+	head->list.next = &head->list;	/* what the owner set; then hidden */
+	head->futex_offset = (long)(uintptr_t)(s->page + SPLIT_LOCK_AT);
+	head->list_op_pending = (void *)(s->page + 256);
+	if (register_head(head))
+		return 1;
+	return mprotect(s->hole, sizeof(s->hole), PROT_NONE) ? 2 : 0;
+}
+
+static int survive_head_first_word_unreadable(void)
+{
+	struct split_head *s = rfm_shared(sizeof(*s));
+	uint32_t word;
+
+	RFM_CHECK(s, "mmap");
+	if (expect_child_exit(rfm_run_child(owner_head_first_word_unreadable, s)))
+		return RFM_FAIL;
+	memcpy(&word, s->page + SPLIT_LOCK_AT, sizeof(word));
+	rfm_obs("lock_released", "%d", word == FUTEX_OWNER_DIED);
+	RFM_CHECK(word != FUTEX_OWNER_DIED && word != 0,
+		  "a walk started from a head whose list.next was unreadable: %#x", word);
+	return RFM_PASS;
+}
+
 static int survive_head_unmapped(void)
 {
 	int status = rfm_run_child(owner_head_unmapped, NULL);
@@ -1824,6 +1869,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_head_word_untouched),
 	RFM_CASE(survive_pending_field_unreadable),
 	RFM_CASE(survive_head_unmapped),
+	RFM_CASE(survive_head_first_word_unreadable),
 #if __SIZEOF_LONG__ == 8
 	/* Last: the one case only the 64-bit builds have. */
 	RFM_CASE(death_offset_beyond_2gib),

@@ -497,11 +497,12 @@ static int get_perm_by_real_uid(void)
 }
 
 /*
- * A refused get_robust_list() leaves nothing behind: the target, whose
- * exec_update_lock the call took to check permission, can still exec
- * (exec takes that lock for writing, and would wait for ever).
+ * get_robust_list() leaves nothing behind, granted or refused: the
+ * target, whose exec_update_lock the call took to check permission and
+ * read the head, can still exec (exec takes that lock for writing, and
+ * would wait for ever). Asked as @uid: NOBODY is allowed, SOMEONE not.
  */
-static int get_refused_then_exec(void)
+static int get_then_exec(uid_t uid, int want_errno)
 {
 	struct thread_report *r = rfm_shared(sizeof(*r));
 	int *res = rfm_shared(sizeof(int) * 3), asked, execd;
@@ -512,17 +513,27 @@ static int get_refused_then_exec(void)
 		return rfm_skip("needs root to change uids");
 	target = start_nobody_target(r);
 	RFM_CHECK(target > 0, "fork");
-	asked = ask_as(SOMEONE, SOMEONE, r, res);
+	asked = ask_as(uid, uid, r, res);
 	r->done = 1;
 	execd = rfm_wait_exec_done(target);
 	stop_target(target, r);
 	RFM_CHECK(asked == 0, "the asking child could not change its uids");
 	obs_call("get", res[0], res[1]);
 	rfm_obs("target_execd", "%d", execd);
-	RFM_CHECK(res[0] == -1 && res[1] == EPERM, "ret %d errno %s", res[0],
-		  rfm_errno_name(res[1]));
-	RFM_CHECK(execd, "the target could not exec after a refused get_robust_list()");
+	RFM_CHECK(want_errno ? res[0] == -1 && res[1] == want_errno : res[0] == 0 && res[2],
+		  "ret %d errno %s", res[0], rfm_errno_name(res[1]));
+	RFM_CHECK(execd, "the target could not exec after get_robust_list()");
 	return RFM_PASS;
+}
+
+static int get_refused_then_exec(void)
+{
+	return get_then_exec(SOMEONE, EPERM);
+}
+
+static int get_granted_then_exec(void)
+{
+	return get_then_exec(NOBODY, 0);
 }
 
 /*
@@ -633,6 +644,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(get_perm_same_uid),
 	RFM_CASE(get_perm_by_real_uid),
 	RFM_CASE(get_refused_then_exec),
+	RFM_CASE(get_granted_then_exec),
 	RFM_CASE(get_pid_in_child_namespace),
 #if defined(__x86_64__) && defined(__ILP32__)
 	/* Last: the one case only the x32 build has. */

@@ -9,14 +9,20 @@ checks all three):
     settings    knobs config
     host        deps names sharedlibs
     build/boot  tree kbuild prebuilt sparse abi ci guest qemu
-    results     compare kcidb report merge mutate mutgen bench
-    commands    cli
+    results     compare kcidb report merge mutgen
+    pipeline    pipeline
+    commands    matrix selftest shell bisect suites bench mutate checkpatch
+    cli         cli
 
 base reads files and formats text and knows the target table; settings
 reads the environment (knobs) and says where things live (config); host
 is what this machine has; build/boot makes trees, kernels and images and
-boots them; results parse and compare what the guests said; cli holds
-the commands. A knob whose check needs a domain module's knowledge gets
+boots them; results parse and compare what the guests said; pipeline is
+the one path from kernels and targets to guest runs, with the boot
+backend behind one seam; commands are the bodies of the commands, one
+module per subject; cli parses the command line and dispatches. A few
+commands small enough to be one call live with their subject below
+(abi, sparse, ci's cache-key, deps, knobs). A knob whose check needs a domain module's knowledge gets
 it from a module of base (bzimage reads a kernel image's header), or the
 check lives with its subject (guest.extra_for for EXTRA).
 """
@@ -26,6 +32,9 @@ LAYERS = (
     ("settings", ("knobs", "config")),
     ("host", ("deps", "names", "sharedlibs")),
     ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "guest", "qemu")),
-    ("results", ("compare", "kcidb", "report", "merge", "mutate", "mutgen", "bench")),
-    ("commands", ("cli",)),
+    ("results", ("compare", "kcidb", "report", "merge", "mutgen")),
+    ("pipeline", ("pipeline",)),
+    ("commands", ("matrix", "selftest", "shell", "bisect", "suites", "bench", "mutate",
+                  "checkpatch")),
+    ("cli", ("cli",)),
 )

@@ -19,8 +19,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import config, deps, kbuild
+from . import config, deps, kbuild, knobs
 from .log import Fatal, progress
+from .tree import patches_for, pristine_tree, variant_tree
 from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC
 
 ABI_DIR = config.REPO / "abi"
@@ -350,8 +351,8 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None):
     if kernel_view:
         user = pahole_members((ABI_DIR / "pahole" / "ilp32.txt").read_text()
                               if (ABI_DIR / "pahole" / "ilp32.txt").exists() else "")
-        for label, tree in sources:
-            obj, dump = kernel_compat_layout(tree, tree_ident(tree))
+        for label, src in sources:
+            obj, dump = kernel_compat_layout(src, tree_ident(src))
             _save(outdir, "pahole-kernel-compat-%s.txt" % label, dump)
             kern = pahole_members(dump).get("compat_robust_list_head")
             mine = user.get("robust_list_head")
@@ -392,3 +393,28 @@ def write_pahole_expectations(headers, abis=None):
             continue
         compile_check(abi, items, headers, work)
         (ABI_DIR / "pahole" / ("%s.txt" % abi)).write_text(pahole_dump(abi, headers, work))
+
+
+def cmd_abi(args):
+    """The ABI gate (no QEMU): the series and stock trees, or KSRC=tree."""
+    expected = args.expected or ABI_DIR / "expected.abi"
+    if args.system_only:
+        trees = []
+    elif knobs.get("KSRC"):
+        trees = [("KSRC", knobs.get("KSRC"))]
+    else:
+        deps.ensure()
+        series = patches_for("all")
+        trees = [("series", variant_tree("series", series)[0] if series else pristine_tree()),
+                 ("stock", pristine_tree())]
+    outdir = config.out_dir() / "abi"
+    shutil.rmtree(outdir, ignore_errors=True)
+    outdir.mkdir(parents=True)
+    with config.cache_lock("abi"):   # its work and build directories are shared
+        text, drifts = run_gate(trees, expected, kernel_view=bool(trees), outdir=outdir)
+    text += "".join("DRIFT: %s\n" % d for d in drifts)
+    text += "abi: %s\n" % ("%d drift(s)" % len(drifts) if drifts else
+                           "no drift in %s" % ", ".join(ABIS))
+    (outdir / "report.txt").write_text(text)
+    print(text, end="")
+    return 1 if drifts else 0

@@ -1,4 +1,4 @@
-"""make bench: the seed's performance claims, side by side.
+"""make bench and make perf-gate: the seed's performance claims, side by side.
 
 Boots bench/robust_bench on every target under `series`, `stock` and
 `bench-1m` (the series with V1's limit of 1048576), one guest at a time so
@@ -11,10 +11,12 @@ import platform
 import shutil
 import subprocess
 
-from . import ktap
+from . import config, deps, knobs, ktap, tables
 from .tables import table_lines
 from .log import Fatal
-from .targets import KERNEL_CONFIGS, target as target_named
+from .pipeline import Pipeline, boot_all
+from .targets import (BENCH_KERNELS, KERNEL_CONFIGS, PERF_GATE_KERNELS, select_targets,
+                      target as target_named)
 
 # The 2006 cover letter: one million held locks on a 2 GHz CPU.
 SEED_MS = {"kernel_walk/uncontended": 30, "kernel_walk/contended": 130,
@@ -369,3 +371,95 @@ def _plot_method(part, method, accel, out):
 def _has_cairo():
     r = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
     return "pngcairo" in (r.stdout + r.stderr)
+
+
+def bench_boots(kernels, targets, out, icount, append=""):
+    """{kernel: {target: records}} and the accelerator: wall-clock boots
+    one at a time (so guests do not disturb each other), icount boots JOBS
+    at a time (their counts do not depend on the host). A guest that does
+    not complete, or a case that fails, is Fatal: no figure from it."""
+    p = Pipeline(kernels, targets, suite="bench").build()
+    if p.unavailable:
+        raise Fatal("; ".join("%s: %s" % kv for kv in p.unavailable.items()))
+    backend = p.backend(icount=icount, jobs=None if icount else 1)
+    where = out / ("icount" if icount else "wall")
+    guests = [p.guest(k, t, where, icount=icount, run_timeout=knobs.get("RUN_TIMEOUT", 1800),
+                      append=" ".join(a for a in (append, "rfm.bench_max_n=%d" % MILLION
+                                                  if k == "bench-1m" else "") if a))
+              for k in kernels for t in targets]
+    runs = boot_all(backend, guests, stage="bench")
+    raw = {}
+    for g in guests:
+        run = runs[g.kernel][g.target.name]
+        if run.boot_status != "complete":
+            raise Fatal("bench guest %s/%s: %s %s (see %s)" % (
+                g.kernel, g.target.name, run.boot_status, run.detail, g.out / "console.log"))
+        failed = [c.key for c in run.run.cases().values()
+                  if c.status not in (ktap.PASS, ktap.SKIP)]
+        if failed:
+            raise Fatal("bench %s/%s: %s failed (see %s)" % (
+                g.kernel, g.target.name, ", ".join(failed), g.out / "results.ktap"))
+        raw.setdefault(g.kernel, {})[g.target.name] = records(
+            (g.out / "results.ktap").read_text())
+    return raw, backend.accel
+
+
+def cmd_bench(_args):
+    """The benchmark on every target and kernel, measured twice: by the
+    wall clock and by QEMU's instruction count."""
+    kernels = knobs.get("KERNELS", BENCH_KERNELS)
+    targets = knobs.get("TARGETS", select_targets(""))
+    knobs.user_images(kernels, targets)
+    deps.ensure(extra=("gnuplot-nox",))
+    out = config.out_dir() / "bench"
+    shutil.rmtree(out, ignore_errors=True)
+    raw = {}
+    raw["wall"], accel = bench_boots(kernels, targets, out, icount=False)
+    raw["icount"], _ = bench_boots(kernels, targets, out, icount=True)
+    doc = summarize(raw, accel)
+    (out / "bench.json").write_text(json.dumps(doc, indent=1) + "\n")
+    text = render(doc)
+    (out / "bench.txt").write_text(text)
+    pngs = plot(doc, out)
+    print()
+    print(text, end="")
+    print("written: %s/bench.json, bench.txt, %s" % (out, ", ".join(p.name for p in pngs)))
+    return 0
+
+
+def cmd_perf_gate(_args):
+    """The performance gate, on exact figures: series against stock under
+    QEMU's instruction count, on every target, run twice; the two runs
+    must give the same figures (or the gate could flake) and the series
+    must keep to gate()'s rules."""
+    deps.ensure()
+    targets = knobs.get("TARGETS", select_targets(""))
+    out = config.out_dir() / "perf-gate"
+    shutil.rmtree(out, ignore_errors=True)
+    runs = []
+    series, stock = PERF_GATE_KERNELS
+    for n in (1, 2):
+        # Only the figures the gate reads, three runs each (they are exact).
+        raw, _ = bench_boots(PERF_GATE_KERNELS, targets, out / ("run%d" % n), icount=True,
+                             append="rfm.bench_gate=1")
+        # The counter adds the same to every exit on both: they stand for
+        # the series and stock.
+        runs.append(summarize_method({"series": raw[series], "stock": raw[stock]}))
+    figures = [{k: {t: b["figures"] for t, b in by_t.items()}
+                for k, by_t in r["boots"].items()} for r in runs]
+    rows = [[t, check, _fmt(sv), _fmt(kv), "ok" if ok else "FAIL"]
+            for t, check, sv, kv, ok in gate(runs[0])]
+    text = tables.format_table(["target", "rule (instructions)", "series", "stock", ""], rows)
+    same = figures[0] == figures[1]
+    bad = sum(r[-1] != "ok" for r in rows)
+    text += "\n%s\nperf gate: %s\n" % (
+        "two runs, identical figures" if same else
+        "the two runs DIFFER: the exact figures are not exact (see %s)" % out,
+        "%d rule(s) broken" % bad if bad else "every rule holds" if same else "not judged")
+    (out / "perf-gate.txt").write_text(text)
+    (out / "perf-gate.json").write_text(json.dumps(
+        {"identical": same, "figures": figures, "rules": [
+            {"target": r[0], "rule": r[1], "series": r[2], "stock": r[3], "ok": r[4] == "ok"}
+            for r in rows]}, indent=1) + "\n")
+    print(text, end="")
+    return 0 if same and not bad else 1

@@ -9,10 +9,11 @@ kernels would be built anew.
 import hashlib
 import os
 import shutil
+import sys
 
-from . import config, kbuild, prebuilt, tree
+from . import config, deps, kbuild, knobs, prebuilt, tree
 from .log import Fatal
-from .targets import KERNEL_VARIANTS
+from .targets import DEFAULT_RUN_KERNELS, KERNEL_VARIANTS, select_targets
 
 
 def kernel_keys(kernels, targets):
@@ -57,3 +58,19 @@ def prune(keys):
             shutil.rmtree(d)
             removed.append(d.name)
     return removed
+
+
+def cmd_cache_key(args):
+    """The kernel cache key of KERNELS (default: series) on TARGETS."""
+    deps.require_commands("gcc")    # the compiler is part of every key
+    kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
+    keys = kernel_keys(kernels, knobs.get("TARGETS", select_targets("")))
+    if args.list:
+        for kernel, kc, key in keys:
+            print("%s/%s %s" % (kernel, kc, key))
+    if args.prune:
+        for key in prune(keys):
+            print("removed %s" % key, file=sys.stderr)
+    if not args.list:
+        print(cache_key(keys))
+    return 0

@@ -1,8 +1,11 @@
 """Paths and the pinned kernel tree: where things live, in one place."""
+import contextlib
+import fcntl
 import os
 from pathlib import Path
 
 from . import knobs
+from .log import progress
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,3 +39,17 @@ def jobs():
 
 def verbose():
     return knobs.get("V", False)
+
+
+@contextlib.contextmanager
+def cache_lock(name):
+    """One run at a time in a part of the cache without finer locks; the
+    others wait."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / ("%s.lock" % name), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(name, "waiting for another run using %s" % (cache_dir() / name))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

@@ -317,3 +317,12 @@ def table():
     """The knob table as text (make knobs)."""
     return tables.format_table(["knob", "default", "read by", "what"], [
         [k.name, k.default or "-", readers(k), k.about] for k in KNOBS])
+
+
+def cmd_knobs(args):
+    """The knob table, or (--check COMMAND) a check of COMMAND's knobs."""
+    if args.check:
+        check(args.check)
+        return 0
+    print(table())
+    return 0

@@ -32,14 +32,17 @@ patches change what some cases can observe.
 import fnmatch
 import json
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import tables
+from . import compare, config, deps, kbuild, knobs, mutgen, tables, tree
 from .tree import touched_files
 from .compare import NA
-from .log import Fatal
-from .targets import KERNEL_VARIANTS, has_series
+from .log import Fatal, elapsed, progress
+from .matrix import DEVIATIONS, run_meta
+from .pipeline import Pipeline, boot_all
+from .targets import KERNEL_VARIANTS, has_series, kernel_append, select_targets
 
 HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
@@ -242,3 +245,175 @@ def write(out, outcomes, catalogue, total_seconds, meta):
     (out / "mutate.json").write_text(json.dumps(
         to_json(outcomes, catalogue, total_seconds, meta), indent=1) + "\n")
     return text
+
+
+# A mutant that hangs a guest is killed by its timeout; the series' guests
+# take about 10 s, so this need not be RUN_TIMEOUT's 15 minutes.
+MUTANT_TIMEOUT = 240
+
+
+def new_warnings(built, images, references):
+    """{kconfig: [warning]}: what the builds in `built` ({kconfig: kernel
+    dir}) warn about that none of the reference kernels' builds did."""
+    out = {}
+    for kc, d in built.items():
+        known = [kbuild.kernel_warnings(images[(k, kc)]) for k in references]
+        mine = kbuild.kernel_warnings(d)
+        if mine is None or any(w is None for w in known):
+            continue        # a log was not kept: nothing to compare
+        extra = sorted(mine - set().union(*known))
+        if extra:
+            out[kc] = extra
+    return out
+
+
+def stale_mutants():
+    """[(name, why)] of the mutants of tests/mutants that do not apply
+    exactly to their kernel (the series, or the variant they name): a
+    change of the series that moves their lines leaves them to be
+    regenerated, before make mutate would call them invalid."""
+    catalogue = load_catalogue(config.REPO / "tests" / "mutants")
+    stale = []
+    for kernel in dict.fromkeys(m.kernel for m in catalogue):
+        patches = tree.patches_for(KERNEL_VARIANTS[kernel]["patches"])
+        src, _ = tree.variant_tree(kernel, patches)
+        try:
+            stale += [(m.name, why) for m in catalogue if m.kernel == kernel
+                      for why in [tree.inexact(src, m.path)] if why]
+        finally:
+            tree.release(kernel)
+    return stale
+
+
+def cmd_mutate(_args):
+    """Build every mutant of the catalogue (MUTANTS=DIR, default
+    tests/mutants; MUTANT=names for some), boot it on every target and
+    judge it with the matrix's comparer against the stock kernel."""
+    deps.ensure()
+    catalogue = knobs.get("MUTANTS", config.REPO / "tests" / "mutants").resolve()
+    mutants = load_catalogue(catalogue, knobs.get("MUTANT", ""))
+    out = config.out_dir() / "mutate"
+    shutil.rmtree(out, ignore_errors=True)
+    return run_mutants(catalogue, mutants, out)
+
+
+def cmd_mutate_gen(_args):
+    """Generate mutants from the series' added C lines (mutgen.py), then
+    build, boot and judge them as make mutate does (SAMPLE=N: a fixed
+    sample; MUTANT=names: some). Survivors named in the equivalence list
+    are equivalent; one that does not build is counted apart."""
+    deps.ensure()
+    series = tree.patches_for("all")
+    if not series:
+        raise Fatal("patches/series is empty: there is no series to mutate")
+    out = config.out_dir() / "mutate-gen"
+    shutil.rmtree(out, ignore_errors=True)
+    catalogue = out / "catalogue"
+    catalogue.mkdir(parents=True)
+    touched = set().union(*(tree.touched_files(p) for p in series))
+    pristine = tree.pristine_tree()
+    src, _ = tree.variant_tree("series", series)
+    made = []
+    for path in mutgen.SOURCES:
+        if path not in touched:
+            continue
+        before = (pristine / path).read_text() if (pristine / path).exists() else ""
+        after = (src / path).read_text()
+        for g in mutgen.generate(path, before, after):
+            (catalogue / (g.name + ".patch")).write_text(mutgen.patch_text(g, after))
+            made.append(g.name)
+    tree.release("series")
+    equivalents = mutgen.read_equivalents((config.REPO / mutgen.EQUIVALENTS).read_text())
+    stale = sorted(set(equivalents) - set(made))
+    if stale:
+        raise Fatal("%s names mutants the series no longer generates: %s" % (
+            mutgen.EQUIVALENTS, ", ".join(stale[:5])))
+    wanted = knobs.get("MUTANT", "")
+    if not wanted and knobs.get("SAMPLE"):
+        wanted = ",".join(mutgen.sample(made, knobs.get("SAMPLE")))
+    mutants = load_catalogue(catalogue, wanted)
+    for m in mutants:
+        m.equivalent = equivalents.get(m.name, "")
+    progress("mutate", "generated %d mutant(s) from %d file(s); running %d" % (
+        len(made), len(touched & set(mutgen.SOURCES)), len(mutants)))
+    return run_mutants(catalogue, mutants, out)
+
+
+def run_mutants(catalogue, mutants, out):
+    """Build, boot and judge `mutants` on every target; the table and the
+    score in `out`."""
+    targets = knobs.get("TARGETS", select_targets(""))
+    if not tree.patches_for("all"):
+        raise Fatal("patches/series is empty: there is no series to mutate")
+    start = elapsed()
+    # The series and stock, and the test-only variants some mutants apply to.
+    bases = tuple(k for k in KERNEL_VARIANTS if k != "series" and
+                  any(m.kernel == k for m in mutants))
+    p = Pipeline(("series", "stock") + bases, targets).build()
+    backend = p.backend()
+    deviations = compare.load_rules(DEVIATIONS)
+
+    def matrix_of(runs, of=targets):
+        return compare.build_matrix(runs, of, ("series", "stock"), deviations=deviations)
+
+    # The reference: the series itself must be green against stock, or no
+    # mutant's red means anything.
+    ref = boot_all(backend, p.guests(out / "reference"))
+    references = [("series", "stock", matrix_of(ref))] + [
+        (b, b, compare.build_matrix(ref, targets, (b,), deviations=deviations))
+        for b in bases]
+    for name, against, reference in references:
+        if reference["summary"]["exit_status"] != 0:
+            raise Fatal("%s is not green%s (%s): fix that before judging mutants "
+                        "(see %s)" % (
+                            name, " against stock" if against == "stock" else "",
+                            "; ".join((reference["summary"]["failures"]
+                                       + reference["summary"]["incomplete"])[:3]),
+                            out / "reference"))
+    progress("mutate", "reference: the series matches stock on %d target(s); %d mutant(s)"
+             % (len(targets), len(mutants)))
+    # A mutant is built and booted one kernel config at a time, the config
+    # with the most targets first, and is killed as soon as the targets
+    # booted so far show it: every sign of a wrong kernel among some
+    # targets is one among all. A survivor runs everything.
+    configs = sorted({t.kconfig for t in targets},
+                     key=lambda kc: (-sum(t.kconfig == kc for t in targets), kc))
+    outcomes = []
+    for n, m in enumerate(mutants, 1):
+        t_start = elapsed()
+        base = tree.patches_for(KERNEL_VARIANTS[m.kernel]["patches"])
+        # A mutant of a test-only variant is judged against that variant's
+        # run, in the comparer's "stock" column.
+        against = "stock" if m.kernel == "series" else m.kernel
+        mimages, runs, o = {}, {}, None
+        for kc in configs:
+            try:
+                mimages[kc] = kbuild.build(m.kernel, base + [m.path], kc,
+                                           label="mutant %s/%s" % (m.name, kc))
+            except Fatal as e:
+                result = UNBUILDABLE if m.generated else "invalid"
+                o = Outcome(m, result, [], elapsed() - t_start, str(e).splitlines()[0])
+                break
+            runs.update(boot_all(backend, [
+                p.guest("mutant", t, out / m.name, image=mimages[kc],
+                        append=kernel_append(m.kernel), run_timeout=MUTANT_TIMEOUT)
+                for t in targets if t.kconfig == kc])["mutant"])
+            booted = [t for t in targets if t.name in runs]
+            o = judge(m, matrix_of({"series": runs, "stock": ref[against]}, booted),
+                      elapsed() - t_start, new_warnings(mimages, p.images, (m.kernel, "stock")))
+            if o.killers:
+                break
+        outcomes.append(o)
+        if o.result in ("invalid", UNBUILDABLE):
+            progress("mutate", "%d/%d %s: %s: %s" % (n, len(mutants), m.name,
+                                                     o.result.upper(), o.detail))
+            continue
+        progress("mutate", "%d/%d %s: %s in %.0fs%s" % (
+            n, len(mutants), m.name, o.result, o.seconds,
+            ": " + killer_summary(o, 2) if o.killers else ""))
+    meta = run_meta(backend.accel, p.described)
+    meta["targets"] = [t.name for t in targets]
+    text = write(out, outcomes, catalogue, elapsed() - start, meta)
+    print()
+    print(text, end="")
+    return 1 if any(failed(o) for o in outcomes) else 0

@@ -8,7 +8,7 @@ there all along.
 """
 import re
 
-from . import config, kbuild, tables, tree
+from . import config, deps, kbuild, tables, tree
 
 SPARSE_CONFIGS = ("x86_64", "i386")
 FINDING_RE = re.compile(r"\b(?:warning|error):")
@@ -49,3 +49,11 @@ def run(configs=SPARSE_CONFIGS):
     lines.append("sparse: %s" % ("%d finding(s) stock's build lacks" % bad if bad else
                                  "no finding stock's build lacks"))
     return "\n".join(lines) + "\n", new
+
+
+def cmd_sparse(_args):
+    """sparse on the series' C files, x86_64 and i386, against stock."""
+    deps.ensure()
+    text, new = run()
+    print(text, end="")
+    return 1 if any(new.values()) else 0

@@ -4,7 +4,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from rfmlib import cli, compare
+from rfmlib import compare, pipeline
 from rfmlib.compare import NA
 from rfmlib.ktap import ERROR, FAIL, MISS, PASS, SKIP
 
@@ -532,7 +532,7 @@ class MissingResults(unittest.TestCase):
 class LoadGuestRun(unittest.TestCase):
     def test_guest_that_left_nothing(self):
         with tempfile.TemporaryDirectory() as d:
-            run = cli.load_guest_run(Path(d), "i386", "boot-timeout", 60.0,
+            run = pipeline.load_guest_run(Path(d), "i386", "boot-timeout", 60.0,
                                      "no results after 60s", ["smoke"])
         self.assertEqual((run.boot_status, run.console, run.programs),
                          ("boot-timeout", [], ("smoke",)))

@@ -7,7 +7,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from rfmlib import cli, report
+from rfmlib import pipeline, report
 
 from tests.host import util
 
@@ -34,7 +34,7 @@ def dead_guest(target, boot, console="", detail=""):
     d = Path(tempfile.mkdtemp(prefix="rfm-dead-"))
     (d / "results.ktap").write_text("")
     (d / "console.log").write_text(console)
-    return cli.load_guest_run(d, target, boot, 10.0, detail, ("smoke",))
+    return pipeline.load_guest_run(d, target, boot, 10.0, detail, ("smoke",))
 
 
 BOOT_LOG = ("[    0.000000] Linux version 6.1.192 (rfm@rfm)\n"

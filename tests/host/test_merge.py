@@ -15,7 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import cli, config
+from rfmlib import cli, config, matrix
 
 from tests.host import util
 
@@ -58,8 +58,8 @@ def rfm(command, **env):
         control = Path(d) / "negative-control.txt"
         control.write_text("".join("%s %s\n" % rule for rule in util.CONTROL))
         with mock.patch.dict(os.environ, dict(clean, **env)), \
-                mock.patch.object(cli, "CONTROL_RULES", control), \
-                mock.patch.object(cli, "DEVIATIONS", Path(d) / "none"), \
+                mock.patch.object(matrix, "CONTROL_RULES", control), \
+                mock.patch.object(matrix, "DEVIATIONS", Path(d) / "none"), \
                 contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             status = cli.main([command])
     return status, stdout.getvalue(), stderr.getvalue()

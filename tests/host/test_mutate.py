@@ -132,9 +132,9 @@ class BisectSmoke(unittest.TestCase):
     """bisect-check: what smoke must show at each step of the series."""
 
     def test_the_x86_64_table_is_read_from_the_diffs(self):
-        from rfmlib import cli, tree
+        from rfmlib import bisect, tree
         series = tree.read_series()
-        wired = [cli.x86_64_table_wired(series[:n]) for n in range(len(series) + 1)]
+        wired = [bisect.x86_64_table_wired(series[:n]) for n in range(len(series) + 1)]
         self.assertTrue(wired[0])                  # the pristine tree has the calls
         self.assertFalse(wired[1])                 # patch 1 removes them
         first = wired.index(True, 1)
@@ -143,27 +143,27 @@ class BisectSmoke(unittest.TestCase):
         self.assertIn("x86_64", series[first - 1].name)
 
     def test_smoke_verdicts(self):
-        from rfmlib import cli, targets
+        from rfmlib import bisect, targets
         t = targets.target("x86_64")
         working = util.guest_run("x86_64", "complete/x86_64")
         enosys = util.guest_run("x86_64", "baseline/x86_64")
-        self.assertTrue(cli.smoke_verdict(working, t, wired=True)[0])
-        self.assertTrue(cli.smoke_verdict(enosys, t, wired=False)[0])
-        self.assertFalse(cli.smoke_verdict(enosys, t, wired=True)[0])
-        self.assertFalse(cli.smoke_verdict(working, t, wired=False)[0])
+        self.assertTrue(bisect.smoke_verdict(working, t, wired=True)[0])
+        self.assertTrue(bisect.smoke_verdict(enosys, t, wired=False)[0])
+        self.assertFalse(bisect.smoke_verdict(enosys, t, wired=True)[0])
+        self.assertFalse(bisect.smoke_verdict(working, t, wired=False)[0])
 
     def test_smoke_alone_is_judged_whatever_else_the_image_holds(self):
         # The bisect boot loads the initramfs of the whole contract but
         # runs smoke alone: the other programs are not MISS. (Before this
         # was so, every step from the one that wires up x86_64 failed.)
-        from rfmlib import cli, targets
+        from rfmlib import bisect, targets
         t = targets.target("x86_64")
         image = ("compat_int80", "death", "glibc", "smoke", "syscall", "wake")
         working = util.guest_run("x86_64", "complete/x86_64", programs=image)
         enosys = util.guest_run("x86_64", "baseline/x86_64", programs=image)
-        self.assertEqual(cli.smoke_verdict(working, t, wired=True), (True, "smoke passes"))
-        self.assertTrue(cli.smoke_verdict(enosys, t, wired=False)[0])
-        self.assertFalse(cli.smoke_verdict(enosys, t, wired=True)[0])
+        self.assertEqual(bisect.smoke_verdict(working, t, wired=True), (True, "smoke passes"))
+        self.assertTrue(bisect.smoke_verdict(enosys, t, wired=False)[0])
+        self.assertFalse(bisect.smoke_verdict(enosys, t, wired=True)[0])
 
     def test_arm_alone_builds_and_boots_nothing_of_x86(self):
         # TARGETS=arm: arm64 and arm after every step, no smoke column
@@ -171,7 +171,7 @@ class BisectSmoke(unittest.TestCase):
         # for the boot that was never meant to happen.
         from types import SimpleNamespace
         from unittest import mock
-        from rfmlib import cli, deps, kbuild, tree
+        from rfmlib import bisect, deps, kbuild, pipeline, tree
         built = []
         series = [SimpleNamespace(name="0001-a.patch"), SimpleNamespace(name="0002-b.patch")]
         with mock.patch.dict("os.environ", {"TARGETS": "arm"}), \
@@ -181,10 +181,10 @@ class BisectSmoke(unittest.TestCase):
                                   side_effect=lambda slot, p, kc, **_: built.append((slot, kc))
                                   or Path("/nonexistent")), \
                 mock.patch.object(kbuild, "kernel_warnings", return_value=set()), \
-                mock.patch.object(cli, "initramfs_images") as initramfs, \
-                mock.patch.object(cli.qemu, "boot") as boot, \
+                mock.patch.object(pipeline.Pipeline, "build_initramfs") as initramfs, \
+                mock.patch.object(pipeline.qemu, "boot") as boot, \
                 mock.patch("sys.stdout", new_callable=io.StringIO) as out:
-            self.assertEqual(cli.cmd_bisect_check(None), 0)
+            self.assertEqual(bisect.cmd_bisect_check(None), 0)
         self.assertEqual(sorted(set(kc for _, kc in built)), ["arm", "arm64"])
         self.assertEqual(len(built), 2 + 2 * 2)       # stock, then two steps
         initramfs.assert_not_called()

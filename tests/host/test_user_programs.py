@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import cli, compare, elf, guest, report, sharedlibs, targets
+from rfmlib import pipeline, compare, elf, guest, report, sharedlibs, targets
 from rfmlib.compare import NA
 from rfmlib.ktap import FAIL, MISS, PASS
 from rfmlib.log import Fatal, Usage
@@ -467,21 +467,21 @@ class KnobsAndMeta(unittest.TestCase):
     def test_libc_knob(self):
         for value, want in (("", "static"), ("static", "static"), ("shared", "shared")):
             with mock.patch.dict(os.environ, {"LIBC": value}):
-                self.assertEqual(cli.libc_mode(), want)
+                self.assertEqual(pipeline.libc_mode(), want)
         with mock.patch.dict(os.environ, {"LIBC": "dynamic"}):
             with self.assertRaisesRegex(Usage, "LIBC=dynamic: not one of static, shared"):
-                cli.libc_mode()
+                pipeline.libc_mode()
 
     def test_program_timeout_knob(self):
         with mock.patch.dict(os.environ, {"PROGRAM_TIMEOUT": ""}):
-            self.assertEqual(cli.program_timeout(), 300)
+            self.assertEqual(pipeline.program_timeout(), 300)
         with mock.patch.dict(os.environ, {"PROGRAM_TIMEOUT": "1200"}):
-            self.assertEqual(cli.program_timeout(), 1200)
+            self.assertEqual(pipeline.program_timeout(), 1200)
         for bad in ("0", "-5", "5m", "1.5"):
             with mock.patch.dict(os.environ, {"PROGRAM_TIMEOUT": bad}):
                 with self.assertRaisesRegex(Usage, "PROGRAM_TIMEOUT=%s: not a whole"
                                             % bad.replace(".", r"\.")):
-                    cli.program_timeout()
+                    pipeline.program_timeout()
 
     def test_matrix_states_libc_and_timeout(self):
         libc = {"x86_64": {"link": "static", "package": "libc6-dev:amd64",

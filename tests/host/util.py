@@ -6,7 +6,7 @@ See fixtures/README for what each one is.
 """
 from pathlib import Path
 
-from rfmlib import cli, compare, ktap, targets
+from rfmlib import compare, ktap, pipeline, targets
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The targets the fixtures were captured on (the table may hold more).
@@ -33,9 +33,9 @@ def parse(fixture):
 
 
 def guest_run(target, fixture, boot="complete", programs=("smoke",), detail=""):
-    """A GuestRun as cli.load_guest_run builds it from an out/ directory."""
-    return cli.load_guest_run(FIXTURES / fixture, target, boot, 1.5, detail,
-                              programs)
+    """A GuestRun as pipeline.load_guest_run builds it from an out/ directory."""
+    return pipeline.load_guest_run(FIXTURES / fixture, target, boot, 1.5, detail,
+                                   programs)
 
 
 def guest_run_from_text(target, results, boot="complete", programs=("smoke",),

@@ -1,0 +1,44 @@
+"""make checkpatch: the tree's scripts/checkpatch.pl --strict on every
+patch, the series' names against mainline's, and every mutant of the
+catalogue applying exactly. (make sparse is sparse.py's.)"""
+import re
+import subprocess
+
+from . import compare, config, deps, names, tables, tree
+from .mutate import stale_mutants
+
+
+def cmd_checkpatch(_args):
+    """Errors fail; warnings and checks fail unless
+    patches/checkpatch-allowed.txt names their type with a reason."""
+    deps.ensure()
+    pristine = tree.pristine_tree()
+    allowed = dict(compare.load_rules(config.PATCHES / "checkpatch-allowed.txt"))
+    rows, bad = [], 0
+    for p in tree.read_series():
+        r = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict",
+                            "--show-types", str(p)],
+                           cwd=pristine, capture_output=True, text=True)
+        found = re.findall(r"^(ERROR|WARNING|CHECK):(\w+):", r.stdout, re.M)
+        refused = [f for f in found if f[0] == "ERROR" or f[1] not in allowed]
+        summary = [l for l in r.stdout.splitlines() if l.startswith("total:")]
+        rows.append([p.name, summary[0] if summary else "checkpatch failed",
+                     ", ".join("%s (allowed)" % t for k, t in found if (k, t) not in refused)
+                     or "-"])
+        if refused or not summary:
+            bad += 1
+            print(r.stdout)
+    print(tables.format_table(["patch", "checkpatch --strict", "justified"], rows))
+    print("checkpatch: %s" % ("%d patch(es) with unjustified findings" % bad if bad
+                              else "clean"))
+    clashes = names.check(tree.read_series())
+    for line in clashes:
+        print("names: %s" % line)
+    print("names: %s" % ("%d clash(es) with mainline" % len(clashes) if clashes else
+                         "no name of the series means something else in mainline"))
+    stale = stale_mutants()
+    for name, why in stale:
+        print("mutants: %s does not apply exactly to its kernel:\n%s" % (name, why))
+    print("mutants: %s" % ("%d of the catalogue no longer apply" % len(stale) if stale else
+                           "every mutant of tests/mutants applies exactly"))
+    return 1 if bad or clashes or stale else 0

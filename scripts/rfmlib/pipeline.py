@@ -1,0 +1,199 @@
+"""The one pipeline: kernels x targets -> images -> boots -> guest runs.
+
+Every command that boots guests goes through it:
+
+    p = Pipeline(kernels, targets, suite="tests", extra=None, libc="static")
+    p.build()                       # kernel images and initramfs images
+    backend = p.backend()           # where the guests run (LocalQemu here)
+    runs = boot_all(backend, p.guests(out))   # {kernel: {target: GuestRun}}
+
+and the comparer (compare.build_matrix) turns the runs into a matrix.
+
+The boot step is the seam. A backend takes Guest requests and, for each,
+leaves the guest's console.log and results.ktap in the request's `out`
+directory and says how the guest ended (qemu.Boot: status, seconds,
+detail); everything after that (KTAP parsing, the console scan, the
+comparer) is the same whatever booted the guest. LocalQemu boots them on
+this machine, JOBS at a time. A backend for a lab that takes jobs (LAVA)
+writes one job per Guest, submits them all, and copies each job's log
+back into its `out` directory: it has the same shape, run(guests).
+"""
+import dataclasses
+from pathlib import Path
+
+from . import compare, config, guest, kbuild, knobs, ktap, prebuilt, procs, qemu, tree
+from .log import Usage, progress
+from .targets import KERNEL_VARIANTS, kernel_append
+
+
+def libc_mode():
+    """LIBC=static|shared: how the project's robust-mutex programs link."""
+    return knobs.get("LIBC", "static")
+
+
+def program_timeout():
+    """PROGRAM_TIMEOUT=seconds: each guest program's limit (init's rfm.timeout)."""
+    return knobs.get("PROGRAM_TIMEOUT", 300)
+
+
+@dataclasses.dataclass(frozen=True)
+class Guest:
+    """One guest to boot: `kernel` names its column in the matrix (a
+    variant, or "mutant"), `image` is the kernel's build directory."""
+    kernel: str
+    target: object
+    image: Path
+    initrd: Path
+    programs: tuple
+    out: Path
+    append: str = ""
+    mode: str = "tests"
+    icount: bool = False
+    boot_timeout: int = None
+    run_timeout: int = None
+
+
+class LocalQemu:
+    """The guests boot here, in QEMU, up to `jobs` at a time."""
+    name = "qemu"
+
+    def __init__(self, accel, jobs):
+        self.accel, self.jobs = accel, jobs
+
+    def run(self, guests):
+        """[(guest, qemu.Boot)] in the order of `guests`."""
+        def one(g):
+            return g, qemu.boot(g.target, g.image / "bzImage", g.initrd, g.out, self.accel,
+                                mode=g.mode, boot_timeout=g.boot_timeout,
+                                run_timeout=g.run_timeout, append=g.append, icount=g.icount)
+        return procs.parallel(one, guests, self.jobs)
+
+
+def load_guest_run(d, target_name, status, seconds, detail, programs):
+    """What one guest left in `d`, parsed: a compare.GuestRun."""
+    results = d / "results.ktap"
+    console = d / "console.log"
+    log = console.read_text(errors="replace") if console.exists() else ""
+    return compare.GuestRun(
+        target=target_name, boot_status=status,
+        run=ktap.parse(results.read_text(errors="replace") if results.exists() else ""),
+        console=ktap.scan_console(log), console_seen=bool(log.strip()),
+        programs=tuple(programs), seconds=seconds, detail=detail)
+
+
+def boot_all(backend, guests, stage="boot"):
+    """{kernel: {target name: GuestRun}} of `guests`, booted by `backend`,
+    with a progress line for each."""
+    runs = {}
+    for g, b in backend.run(list(guests)):
+        progress(stage, "%s/%s%s: %s in %.1fs%s" % (
+            g.kernel, g.target.name, " (icount)" if g.icount else "", b.status, b.seconds,
+            " (%s)" % b.detail if b.detail else ""))
+        runs.setdefault(g.kernel, {})[g.target.name] = load_guest_run(
+            g.out, g.target.name, b.status, b.seconds, b.detail, g.programs)
+    return runs
+
+
+def build_kernel(kernel, kconfig, targets):
+    """The build directory of one kernel variant for one config (built,
+    or taken from the cache), for `targets` (the x32 check of a user's
+    own kernel needs them)."""
+    variant = KERNEL_VARIANTS[kernel]
+    if variant.get("prebuilt") == "debian":
+        return prebuilt.fetch(kconfig)
+    if variant.get("prebuilt"):
+        return prebuilt.user_kernel(kconfig, tree.pristine_tree(),
+                                    x32=any(t.userland == "x32" for t in targets))
+    patches = tree.patches_for(variant["patches"])
+    base = variant.get("base")
+    # Each variant built from its own config keeps its own build dirs.
+    slot = kernel if patches or base else "stock"
+    extra = variant.get("fragments", {})
+    return kbuild.build(slot, patches, kconfig, label="%s/%s" % (kernel, kconfig),
+                        extra_fragments=[config.KCONFIG / f for f in extra.get(kconfig, ())],
+                        base_config=prebuilt.base_config(variant, kconfig))
+
+
+def describe(kernel, images):
+    """One line on what a kernel variant is, for the report's meta."""
+    variant = KERNEL_VARIANTS[kernel]
+    if variant.get("prebuilt"):
+        return "; ".join(sorted({prebuilt.describe(d) for (k, _), d in images.items()
+                                 if k == kernel}))
+    text = "%s + %d patch(es)" % (config.LINUX_VERSION,
+                                  len(tree.patches_for(variant["patches"])))
+    return text + (", Debian's config" if variant.get("base") else "")
+
+
+class Pipeline:
+    """Kernels x targets, their images, and the guests that boot them."""
+
+    def __init__(self, kernels, targets, suite="tests", extra=None, libc="static"):
+        self.kernels, self.targets = tuple(kernels), tuple(targets)
+        self.suite, self.extra, self.libc = suite, extra, libc
+        self.images, self.unavailable, self.described, self.initrds = {}, {}, {}, {}
+
+    @property
+    def kconfigs(self):
+        return sorted({t.kconfig for t in self.targets})
+
+    def build_kernels(self):
+        """images {(kernel, kconfig): build dir}; unavailable {kernel: why}."""
+        for kernel in self.kernels:
+            variant = KERNEL_VARIANTS[kernel]
+            if not variant.get("prebuilt") and tree.patches_for(variant["patches"]) is None:
+                self.unavailable[kernel] = ("patches/series is empty, so there is no "
+                                            "removal patch to build it from yet")
+                continue
+            lacking = [kc for kc in self.kconfigs if variant.get("fragments")
+                       and kc not in variant["fragments"]]
+            if lacking:
+                raise Usage("KERNELS=%s has no config fragments for the %s kernel(s) "
+                            "(targets %s); choose other targets, or KERNELS=series" % (
+                                kernel, ", ".join(lacking), ", ".join(
+                                    t.name for t in self.targets if t.kconfig in lacking)))
+            for kc in self.kconfigs:
+                self.images[(kernel, kc)] = build_kernel(kernel, kc, self.targets)
+            self.described[kernel] = describe(kernel, self.images)
+        return self
+
+    def build_initramfs(self):
+        """initrds {userland: (cpio, programs)} for the targets' ABIs."""
+        pristine = tree.pristine_tree()
+        for t in self.targets:
+            if t.userland not in self.initrds:
+                cpio, tests, extras = guest.build_initramfs(
+                    pristine, t.user, self.extra, suite=self.suite, libc=self.libc)
+                self.initrds[t.userland] = (cpio, tuple(tests + extras))
+        return self
+
+    def build(self):
+        return self.build_kernels().build_initramfs()
+
+    def backend(self, icount=False, jobs=None):
+        """Local QEMU with the accelerator for these images: TCG for
+        instruction counts, else qemu.choose_accel's (ACCEL, or a probe)."""
+        accel = "tcg"
+        booted = [(k, t) for k in self.kernels if k not in self.unavailable
+                  for t in self.targets]
+        if not icount and booted:
+            k, t = booted[0]
+            accel = qemu.choose_accel(t, self.images[(k, t.kconfig)] / "bzImage",
+                                      self.initrds[t.userland][0])
+        return LocalQemu(accel, jobs or config.jobs())
+
+    def guest(self, kernel, t, out, image=None, append="", **how):
+        """The Guest that boots `kernel` (or the build dir `image`, in the
+        column `kernel`) on target t, its files in out/<kernel>/<target>;
+        the variant's own command line goes after `append`."""
+        cpio, programs = self.initrds[t.userland]
+        return Guest(kernel, t, image or self.images[(kernel, t.kconfig)], cpio, programs,
+                     out / kernel / t.name,
+                     append=" ".join(a for a in (append, kernel_append(kernel)) if a),
+                     **how)
+
+    def guests(self, out, kernels=None, append="", **how):
+        """Every (kernel, target) of the pipeline, or of `kernels`."""
+        return [self.guest(k, t, out, append=append, **how)
+                for k in (kernels or self.kernels) if k not in self.unavailable
+                for t in self.targets]

@@ -33,6 +33,7 @@ PACKAGES = {
     "busybox-static": "the guest shell (64-bit)",
     "libc6-dev-x32": "the x32 ABI (-mx32) in the ABI gate",
     "dwarves": "pahole, for the ABI layout report",
+    "ccache": "kernel builds: a regenerated header a file does not use costs a cache hit",
     "sparse": "make sparse: the kernel's semantic checker on what the series touches",
     "rsync": "make headers_install (the ABI gate)",
     "python3-yaml": "host tests: the CI files are read as CI reads them",

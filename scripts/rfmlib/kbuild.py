@@ -68,15 +68,43 @@ def compiler_ident(kconfig):
     return ident
 
 
-def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None):
+def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None, salt=""):
+    """`salt` keys a kernel apart from the same sources' usual one (make
+    mutate's pinned reference)."""
     h = hashlib.sha256()
     h.update(("%s|%s|%s|%s\n" % (config.LINUX_SOURCE_DEB_VERSION, tree_key,
                                  kconfig.arch, compiler_ident(kconfig))).encode())
+    if salt:            # keyed as before when there is none
+        h.update(b"salt\0" + salt.encode())
     if base_config:     # keyed as before when there is none
         h.update(b"base\0" + Path(base_config).read_bytes())
     for path in fragment_paths(kconfig) + list(extra_fragments):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
+
+
+# What a kernel embeds about its build (uname -v, /proc/version), pinned:
+# the same sources give the same image, so make mutate can tell a mutant
+# whose image is the series' own without booting it.
+REPRODUCIBLE = {"KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2026",
+                "KBUILD_BUILD_USER": "rfm", "KBUILD_BUILD_HOST": "rfm",
+                "KBUILD_BUILD_VERSION": "1"}
+# Debian's ccache: compiler names that run the compiler through the cache.
+CCACHE_BIN = Path("/usr/lib/ccache")
+
+
+def make_env():
+    """make's environment: the pinned build identity, and ccache in front
+    of gcc and clang (by PATH, so the compiler's name, hence every
+    object's command line and the kernel's key, stay as they were). Its
+    preprocessor mode makes a file that includes a regenerated header
+    whose changed lines it does not use a cache hit: a syscall-table
+    mutant regenerates headers most of the kernel includes."""
+    env = dict(os.environ, **REPRODUCIBLE)
+    if CCACHE_BIN.is_dir():
+        env.update(PATH="%s:%s" % (CCACHE_BIN, env.get("PATH", "")),
+                   CCACHE_DIR=str(config.cache_dir() / "ccache"), CCACHE_MAXSIZE="8G")
+    return env
 
 
 def _make(tree, build_dir, kconfig, args, log_path, label, hold=(), pause=None):
@@ -89,14 +117,14 @@ def _make(tree, build_dir, kconfig, args, log_path, label, hold=(), pause=None):
         log.flush()
         if config.verbose():
             proc = procs.popen(cmd, hold=hold, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True, env=make_env())
             for line in proc.stdout:
                 log.write(line)
                 print(line, end="")
             rc = procs.wait(proc)
         else:
             rc = procs.run(cmd, hold=hold, stdout=log, stderr=subprocess.STDOUT,
-                           pause=pause).returncode
+                           pause=pause, env=make_env()).returncode
     if rc != 0:
         tail = "".join(open(log_path).readlines()[-30:])
         raise Fatal("%s: `make %s` failed (log: %s):\n%s" % (
@@ -128,16 +156,17 @@ def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=(
                     % (label, "\n    ".join(missing)))
 
 
-def cached(kconfig_name, patches, extra_fragments=(), base_config=None):
+def cached(kconfig_name, patches, extra_fragments=(), base_config=None, salt=""):
     """(key, directory) of the finished kernel for pristine + patches; the
     directory holds bzImage only if it was built."""
     tree_key = tree.patch_key(patches) if patches else "pristine"
-    key = kernel_key(KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments, base_config)
+    key = kernel_key(KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments, base_config,
+                     salt)
     return key, config.cache_dir() / "kernels" / key
 
 
 def build(tree_slot, patches, kconfig_name, extra_fragments=(),
-          label=None, targets=None, base_config=None):
+          label=None, targets=None, base_config=None, salt=""):
     """Return the directory holding the built kernel (bzImage, .config).
 
     The tree slot is only patched when the kernel is not in the cache, so
@@ -145,7 +174,7 @@ def build(tree_slot, patches, kconfig_name, extra_fragments=(),
     kconfig = KERNEL_CONFIGS[kconfig_name]
     targets = targets or (Path(kconfig.image).name,)    # bzImage, Image, zImage
     label = label or "%s/%s" % (tree_slot, kconfig_name)
-    key, done = cached(kconfig_name, patches, extra_fragments, base_config)
+    key, done = cached(kconfig_name, patches, extra_fragments, base_config, salt)
     if (done / "bzImage").exists():
         progress("kernel", "%s: cached (%s)" % (label, key))
         return done

@@ -1,6 +1,7 @@
 """mutate.py: the catalogue format, and how a mutant's matrix is judged."""
 import io
 import json
+import os
 import shutil
 import tempfile
 import unittest
@@ -191,6 +192,44 @@ class BisectSmoke(unittest.TestCase):
         boot.assert_not_called()
         self.assertNotIn("smoke", out.getvalue().split("\n", 2)[1])
         self.assertIn("2 steps, 4 builds, 0 smoke boots: 0 problem(s)", out.getvalue())
+
+
+class IdenticalImages(unittest.TestCase):
+    """make mutate skips the boots of a mutant whose kernel image is the
+    series' own: sound only if builds are reproducible and the comparison
+    is exact."""
+
+    def test_builds_pin_what_a_kernel_embeds_about_its_build(self):
+        from unittest import mock
+        from rfmlib import kbuild
+        env = kbuild.make_env()
+        for var in ("KBUILD_BUILD_TIMESTAMP", "KBUILD_BUILD_USER", "KBUILD_BUILD_HOST",
+                    "KBUILD_BUILD_VERSION"):
+            self.assertIn(var, env)
+        with mock.patch.object(kbuild, "CCACHE_BIN", Path("/usr/lib/ccache")), \
+                mock.patch.object(Path, "is_dir", return_value=True):
+            env = kbuild.make_env()
+        # By PATH, not CC=: the objects' command lines stay as they were.
+        self.assertTrue(env["PATH"].startswith("/usr/lib/ccache:"))
+        self.assertTrue(env["CCACHE_DIR"].startswith(str(config.cache_dir())))
+        self.assertNotIn("CC", env.keys() - os.environ.keys())
+
+    def test_a_salt_keys_a_kernel_apart_and_no_salt_keeps_the_old_key(self):
+        from rfmlib import kbuild, targets
+        kc = targets.KERNEL_CONFIGS["x86_64"]
+        plain = kbuild.kernel_key(kc, "t")
+        self.assertEqual(plain, kbuild.kernel_key(kc, "t", salt=""))
+        self.assertNotEqual(plain, kbuild.kernel_key(kc, "t", salt="pinned"))
+
+    def test_identical_means_every_byte(self):
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+        for name, data in (("a", b"\x00" * 4096), ("b", b"\x00" * 4096),
+                           ("c", b"\x00" * 4095 + b"\x01")):
+            (d / name).mkdir()
+            (d / name / "bzImage").write_bytes(data)
+        self.assertTrue(mutate.identical_image(d / "a", d / "b"))
+        self.assertFalse(mutate.identical_image(d / "a", d / "c"))
 
 
 if __name__ == "__main__":

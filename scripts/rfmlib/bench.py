@@ -15,8 +15,7 @@ from . import config, deps, knobs, ktap, tables
 from .tables import table_lines
 from .log import Fatal
 from .pipeline import Pipeline, boot_all
-from .targets import (BENCH_KERNELS, KERNEL_CONFIGS, PERF_GATE_KERNELS, select_targets,
-                      target as target_named)
+from .targets import KERNEL_CONFIGS, PERF_GATE_KERNELS, target as target_named
 
 # The 2006 cover letter: one million held locks on a 2 GHz CPU.
 SEED_MS = {"kernel_walk/uncontended": 30, "kernel_walk/contended": 130,
@@ -383,7 +382,7 @@ def bench_boots(kernels, targets, out, icount, append=""):
         raise Fatal("; ".join("%s: %s" % kv for kv in p.unavailable.items()))
     backend = p.backend(icount=icount, jobs=None if icount else 1)
     where = out / ("icount" if icount else "wall")
-    guests = [p.guest(k, t, where, icount=icount, run_timeout=knobs.get("RUN_TIMEOUT", 1800),
+    guests = [p.guest(k, t, where, icount=icount, run_timeout=knobs.get("RUN_TIMEOUT"),
                       append=" ".join(a for a in (append, "rfm.bench_max_n=%d" % MILLION
                                                   if k == "bench-1m" else "") if a))
               for k in kernels for t in targets]
@@ -407,8 +406,8 @@ def bench_boots(kernels, targets, out, icount, append=""):
 def cmd_bench(_args):
     """The benchmark on every target and kernel, measured twice: by the
     wall clock and by QEMU's instruction count."""
-    kernels = knobs.get("KERNELS", BENCH_KERNELS)
-    targets = knobs.get("TARGETS", select_targets(""))
+    kernels = knobs.get("KERNELS")
+    targets = knobs.get("TARGETS")
     knobs.user_images(kernels, targets)
     deps.ensure(extra=("gnuplot-nox",))
     out = config.out_dir() / "bench"
@@ -433,7 +432,7 @@ def cmd_perf_gate(_args):
     must give the same figures (or the gate could flake) and the series
     must keep to gate()'s rules."""
     deps.ensure()
-    targets = knobs.get("TARGETS", select_targets(""))
+    targets = knobs.get("TARGETS")
     out = config.out_dir() / "perf-gate"
     shutil.rmtree(out, ignore_errors=True)
     runs = []

@@ -13,7 +13,7 @@ import sys
 
 from . import config, deps, kbuild, knobs, prebuilt, tree
 from .log import Fatal
-from .targets import DEFAULT_RUN_KERNELS, KERNEL_VARIANTS, select_targets
+from .targets import KERNEL_VARIANTS
 
 
 def kernel_keys(kernels, targets):
@@ -63,8 +63,8 @@ def prune(keys):
 def cmd_cache_key(args):
     """The kernel cache key of KERNELS (default: series) on TARGETS."""
     deps.require_commands("gcc")    # the compiler is part of every key
-    kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
-    keys = kernel_keys(kernels, knobs.get("TARGETS", select_targets("")))
+    kernels = knobs.get("KERNELS")
+    keys = kernel_keys(kernels, knobs.get("TARGETS"))
     if args.list:
         for kernel, kc, key in keys:
             print("%s/%s %s" % (kernel, kc, key))

@@ -15,7 +15,6 @@ from pathlib import Path
 from . import (abi, bench, bisect, checkpatch, ci, config, deps, knobs, matrix, mutate,
                procs, selftest, shell, sparse, suites)
 from .log import Fatal
-from .targets import CHECK_KERNELS, DEFAULT_RUN_KERNELS
 
 # Commands that replace parts of the output directory. Two of them at once
 # on one directory would delete each other's results (a make check during a
@@ -42,9 +41,9 @@ def parser():
     ap = argparse.ArgumentParser(prog="rfm")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="build, boot and print the matrix")
-    p.set_defaults(fn=matrix.cmd_run, default_kernels=DEFAULT_RUN_KERNELS)
+    p.set_defaults(fn=matrix.cmd_run)
     p = sub.add_parser("matrix-check", help="the matrix with the check kernels")
-    p.set_defaults(fn=matrix.cmd_run, default_kernels=CHECK_KERNELS)
+    p.set_defaults(fn=matrix.cmd_run)
     sub.add_parser("host-tests").set_defaults(fn=selftest.cmd_host_tests)
     sub.add_parser("report").set_defaults(fn=matrix.cmd_report)
     sub.add_parser("merge", help="join shard outputs (RESULTS) into one matrix"
@@ -74,6 +73,7 @@ def parser():
     p.set_defaults(fn=abi.cmd_abi)
     p = sub.add_parser("knobs", help="the knob table; --check COMMAND checks its knobs")
     p.add_argument("--check", metavar="COMMAND")
+    p.add_argument("--markdown", action="store_true", help="as docs/knobs.md shows it")
     p.set_defaults(fn=knobs.cmd_knobs)
     return ap
 
@@ -82,6 +82,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     procs.handle_termination()
     try:
+        knobs.serve(args.cmd)
         knobs.check(args.cmd)
         if args.cmd in WRITES_OUT:
             with out_dir_lock():

@@ -1,13 +1,12 @@
 """Paths and the pinned kernel tree: where things live, in one place."""
 import contextlib
 import fcntl
-import os
 from pathlib import Path
 
 from . import knobs
 from .log import progress
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = knobs.REPO
 
 # The tree the series was made for. The series is checked against it before
 # patching; another version fails with a message naming both.
@@ -22,23 +21,21 @@ KCONFIG = REPO / "kconfig"
 
 
 def cache_dir():
-    """Build cache, outside the repo: $RFM_CACHE, else XDG, else ~/.cache."""
-    if os.environ.get("RFM_CACHE"):
-        return Path(os.environ["RFM_CACHE"]).resolve()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(base) / "robust-futex-matrix"
+    """Build cache, outside the repo (RFM_CACHE)."""
+    return knobs.get("RFM_CACHE")
 
 
 def out_dir():
-    return Path(os.environ.get("RFM_OUT") or REPO / "out").resolve()
+    """Where results are written (RFM_OUT)."""
+    return knobs.get("RFM_OUT")
 
 
 def jobs():
-    return knobs.get("JOBS", os.cpu_count() or 1)
+    return knobs.get("JOBS")
 
 
 def verbose():
-    return knobs.get("V", False)
+    return knobs.get("V")
 
 
 @contextlib.contextmanager

@@ -8,8 +8,9 @@ command, and exit 2:
     error: JOBS=0: not a whole number greater than 0
 
 A new knob is one row in KNOBS (and, if no reader below fits, a reader
-function), read with knobs.get(NAME, default), plus its row in the
-README's knob table (a host test checks that). Make passes variables
+function), read with knobs.get(NAME): its default is in the row, nowhere
+else. docs/knobs.md holds the table as `make knobs` prints it (a host
+test checks that). Make passes variables
 given on its command line to the driver's environment, and an empty value
 means the default (the Makefile exports some knobs empty when unset).
 """
@@ -174,37 +175,64 @@ def flag(text):
 
 @dataclass(frozen=True)
 class Knob:
+    """One variable. Its default is text read like a given value (or a
+    function giving that text, for what depends on the machine), with
+    `per_command` overriding it for some commands; None: unset means
+    "not given" (`shown` says what the command does then)."""
     name: str
     read: object        # text -> value; raises BadValue
-    default: str        # as shown; None: unset means "not given"
+    default: object     # text, a function returning text, or None
     about: str
     commands: tuple     # the rfm commands that read it
+    per_command: tuple = ()   # ((command, default text), ...)
+    shown: str = None   # the default as the table shows it, when not text
 
+
+def _cpus():
+    return str(os.cpu_count() or 1)
+
+
+def _cache():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "robust-futex-matrix")
+
+
+# The checkout: the defaults that are paths in it are read from here.
+REPO = Path(__file__).resolve().parents[2]
 
 KNOBS = (
-    Knob("KERNELS", kernel_list, "per command",
-         "kernel variants, comma separated (see the README's variant table)",
-         MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key")),
-    Knob("TARGETS", target_list, _targets.DEFAULT_TARGET_GROUP + " (bisect-check: all)",
+    Knob("KERNELS", kernel_list, "series",
+         "kernel variants, comma separated (docs/kernels.md); unset, with BZIMAGE or "
+         "BZIMAGE32: user; merge's default: the kernels its shards ran",
+         MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key"),
+         per_command=(("matrix-check", "series,stock,baseline"),
+                      ("bench", "series,stock,bench-1m"),
+                      ("fuzz", "debug"), ("stress", "debug"), ("merge", None))),
+    Knob("TARGETS", target_list, "x86",
          "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS)
          + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
-                   "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check")),
+                   "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check"),
+         per_command=(("bisect-check", "all"),)),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),
     Knob("EXTRA", extra_dir, None, "a directory of your own static test programs",
          MATRIX + ("shell",)),
     Knob("V", flag, "0", "1: the full build output", BUILDS),
-    Knob("ACCEL", one_of("tcg", "kvm"), "probe (run, check, bench), else tcg",
-         "QEMU's accelerator", BOOTS),
-    Knob("JOBS", positive, "the number of CPUs", "parallel builds and boots", BUILDS),
-    Knob("RFM_CACHE", dir_to_make, "~/.cache/robust-futex-matrix",
-         "the build cache", ALL),
-    Knob("RFM_OUT", dir_to_make, "out", "where results are written", ALL),
+    Knob("ACCEL", one_of("tcg", "kvm"), None, "QEMU's accelerator", BOOTS,
+         per_command=(("shell", "tcg"), ("bisect-check", "tcg")),
+         shown="KVM if a short probe boots under it, else tcg"),
+    Knob("JOBS", positive, _cpus, "parallel builds and boots", BUILDS,
+         shown="the number of CPUs"),
+    Knob("RFM_CACHE", dir_to_make, _cache, "the build cache", ALL,
+         shown="$XDG_CACHE_HOME/robust-futex-matrix, else ~/.cache/robust-futex-matrix"),
+    Knob("RFM_OUT", dir_to_make, lambda: str(REPO / "out"), "where results are written", ALL,
+         shown="out"),
     Knob("BOOT_TIMEOUT", seconds, "60", "seconds from boot to the first result",
          BOOTS),
-    Knob("RUN_TIMEOUT", seconds, "900 (bench: 1800)", "seconds for a whole guest",
-         MATRIX + ("bench",)),
+    Knob("RUN_TIMEOUT", seconds, "900", "seconds for a whole guest (make mutate: at "
+         "most 240; fuzz and stress: their budget plus a margin)", BOOTS,
+         per_command=(("bench", "1800"), ("perf-gate", "1800"))),
     Knob("GUEST_MEM", memory, "512M", "guest memory", BOOTS),
     Knob("KSRC", kernel_tree, None, "make abi: another kernel tree", ("abi", "check")),
     Knob("BZIMAGE", bzimage(64), None,
@@ -222,13 +250,13 @@ KNOBS = (
          "how the project's robust-mutex programs link: static, or against the "
          "installed shared glibc of each ABI", MATRIX + ("shell",)),
     Knob("PROGRAM_TIMEOUT", seconds, "300", "seconds per guest program", MATRIX),
-    Knob("MUTANTS", a_dir, "tests/mutants", "make mutate: the mutant catalogue",
-         ("mutate", "check")),
+    Knob("MUTANTS", a_dir, lambda: str(REPO / "tests" / "mutants"),
+         "make mutate: the mutant catalogue", ("mutate", "check"), shown="tests/mutants"),
     Knob("MUTANT", text_value, None, "make mutate: only these mutants, comma separated",
-         ("mutate", "mutate-gen", "check")),
+         ("mutate", "mutate-gen", "check"), shown="all"),
     Knob("SAMPLE", positive, None,
-         "make mutate-gen: a fixed sample of N generated mutants (all when unset)",
-         ("mutate-gen", "check")),
+         "make mutate-gen: a fixed sample of N generated mutants",
+         ("mutate-gen", "check"), shown="all"),
     Knob("RESULTS", text_value, None, "make merge: the shard output directories",
          ("merge",)),
     Knob("KCIDB_ORIGIN", text_value, "robust_futex_matrix",
@@ -248,16 +276,37 @@ def raw(name):
     return os.environ.get(name) or None
 
 
-def get(name, default=None):
-    """The knob's value, read and checked; `default` when unset."""
+# The command this run serves (cli.main sets it): per-command defaults.
+_command = None
+
+
+def serve(command):
+    """Defaults from now on are `command`'s."""
+    global _command
+    _command = command
+
+
+def default_text(knob, command=None):
+    """The knob's default for `command` (else the current one), as text, or None."""
+    by_command = dict(knob.per_command)
+    d = by_command.get(command or _command, knob.default)
+    return d() if callable(d) else d
+
+
+def get(name):
+    """The knob's value, read and checked; its default (from KNOBS) when
+    unset, None when it has none."""
     knob = BY_NAME[name]
     text = raw(name)
-    if text is None:
-        return default
+    given = text is not None
+    if not given:
+        text = default_text(knob)
+        if text is None:
+            return None
     try:
         return knob.read(text)
     except BadValue as e:
-        raise Usage("%s=%s: %s" % (name, text, e))
+        raise Usage("%s=%s%s: %s" % (name, text, "" if given else " (the default)", e))
 
 
 def problems(command):
@@ -313,16 +362,30 @@ def readers(knob):
     return " ".join(knob.commands)
 
 
-def table():
-    """The knob table as text (make knobs)."""
-    return tables.format_table(["knob", "default", "read by", "what"], [
-        [k.name, k.default or "-", readers(k), k.about] for k in KNOBS])
+def shown_default(knob):
+    """The default column: the default, then each command's own."""
+    base = knob.shown or (knob.default if isinstance(knob.default, str) else None) or "-"
+    others = {}
+    for command, d in knob.per_command:
+        others.setdefault(d or "-", []).append(command)
+    return base + "".join(" (%s: %s)" % (", ".join(cs), d) for d, cs in others.items())
+
+
+def table(markdown=False):
+    """The knob table as text (make knobs), or as Markdown (docs/knobs.md)."""
+    rows = [[k.name, shown_default(k), readers(k), k.about] for k in KNOBS]
+    if not markdown:
+        return tables.format_table(["knob", "default", "read by", "what"], rows)
+    return "".join("| %s |\n" % " | ".join(r) for r in
+                   [["knob", "default", "read by", "what"], ["---"] * 4]
+                   + [["`%s`" % r[0]] + r[1:] for r in rows])
 
 
 def cmd_knobs(args):
-    """The knob table, or (--check COMMAND) a check of COMMAND's knobs."""
+    """The knob table (--markdown: as docs/knobs.md shows it), or (--check
+    COMMAND) a check of COMMAND's knobs."""
     if args.check:
         check(args.check)
         return 0
-    print(table())
+    print(table(markdown=args.markdown), end="" if args.markdown else "\n")
     return 0

@@ -5,10 +5,10 @@ import datetime
 import json
 import shutil
 
-from . import atomic, compare, config, deps, guest, kbuild, knobs, merge, qemu, report
+from . import atomic, compare, config, deps, guest, kbuild, knobs, merge, report
 from .log import Usage, progress, warn
 from .pipeline import Pipeline, boot_all, libc_mode, load_guest_run, program_timeout
-from .targets import DEFAULT_RUN_KERNELS, KERNEL_CONFIGS, select_targets
+from .targets import KERNEL_CONFIGS, select_targets
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 DEVIATIONS = config.PATCHES / "deviations.txt"
@@ -26,7 +26,7 @@ def run_meta(accel, described, extra=None):
 
 def matrix_run(kernels, targets, extra):
     libc, timeout = libc_mode(), program_timeout()
-    run_timeout = knobs.get("RUN_TIMEOUT", qemu.RUN_TIMEOUT)
+    run_timeout = knobs.get("RUN_TIMEOUT")
     if timeout >= run_timeout:
         warn("PROGRAM_TIMEOUT=%d is not below RUN_TIMEOUT=%d: one hung program "
              "ends the guest, and the programs after it are reported as not run"
@@ -92,32 +92,30 @@ def cmd_merge(args):
     """Join shard outputs (RESULTS="dir1 dir2 ...") into RFM_OUT as one run
     over their union, then render it as `make report` does."""
     merge.join((knobs.get("RESULTS") or "").split(), config.out_dir(),
-               knobs.raw("KERNELS"), knobs.raw("TARGETS"))
+               knobs.raw("KERNELS"), knobs.get("TARGETS"))
     return cmd_report(args)
 
 
-def cmd_run(args):
+def cmd_run(_args):
     """run (KERNELS=series) and matrix-check (series, stock, baseline)."""
-    default, targets = args.default_kernels, knobs.get("TARGETS")
+    kernels, targets = knobs.get("KERNELS"), knobs.get("TARGETS")
     if knobs.raw("BZIMAGE") or knobs.raw("BZIMAGE32"):
-        # The user's own kernel(s): only the targets they can boot.
-        default = ("user",)
-        if not targets:
+        # The user's own kernel(s), on the targets they can boot.
+        if not knobs.raw("KERNELS"):
+            kernels = ("user",)
+        if not knobs.raw("TARGETS"):
             have = {kc for kc, var in (("x86_64", "BZIMAGE"), ("i386", "BZIMAGE32"))
                     if knobs.raw(var)}
-            targets = tuple(t for t in select_targets("") if t.kconfig in have)
+            targets = tuple(t for t in targets if t.kconfig in have)
             progress("targets", "BZIMAGE: %s (TARGETS= to choose; x86_64-x32 needs "
                      "CONFIG_X86_X32_ABI)" % ",".join(t.name for t in targets))
-    kernels = knobs.get("KERNELS", default)
-    targets = targets or select_targets("")
     knobs.user_images(kernels, targets)
     return matrix_run(kernels, targets, guest.extra_for(targets))
 
 
 def cmd_kernels(_args):
     """Build (or find in the cache) the kernels KERNELS and TARGETS select."""
-    kernels = knobs.get("KERNELS", DEFAULT_RUN_KERNELS)
-    targets = knobs.get("TARGETS", select_targets(""))
+    kernels, targets = knobs.get("KERNELS"), knobs.get("TARGETS")
     knobs.user_images(kernels, targets)
     deps.ensure()
     p = Pipeline(kernels, targets).build_kernels()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import config, tree
 from .log import Fatal, progress
-from .targets import KERNEL_VARIANTS, TARGETS, select_kernels, select_targets
+from .targets import KERNEL_VARIANTS, select_kernels
 
 # The files of a cell (out/<kernel>/<target>/) that the matrix is read
 # from; two copies of a cell are the same cell if these and its record in
@@ -220,11 +220,12 @@ def merged_meta(shards):
     }
 
 
-def join(paths, out, kernels_spec, targets_spec):
+def join(paths, out, kernels_spec, targets):
     """Write out/ as one run over the union of the shards at `paths`.
 
-    Targets: TARGETS, else every target of the table (a shard forgotten
-    is then "not run"); kernels: KERNELS, else every kernel some shard ran.
+    Targets: `targets` (TARGETS, by default what every command runs: a
+    shard forgotten is then "not run"); kernels: KERNELS, else every
+    kernel some shard ran.
     """
     if not paths:
         raise Fatal("RESULTS names no shard: make merge RESULTS=\"dir1 dir2 ...\" "
@@ -243,7 +244,6 @@ def join(paths, out, kernels_spec, targets_spec):
     if not kernels:
         raise Fatal("the shards ran no kernel; name the ones expected with KERNELS=",
                     status=2)
-    targets = select_targets(targets_spec) if targets_spec else TARGETS
     names = {t.name for t in targets}
 
     unavailable, cells, origin = {}, {}, {}

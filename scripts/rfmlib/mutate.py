@@ -43,7 +43,7 @@ from .compare import NA
 from .log import Fatal, elapsed, progress
 from .matrix import DEVIATIONS, run_meta
 from .pipeline import Pipeline, boot_all
-from .targets import KERNEL_VARIANTS, has_series, kernel_append, select_targets
+from .targets import KERNEL_VARIANTS, has_series, kernel_append
 
 HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
@@ -309,8 +309,8 @@ def cmd_mutate(_args):
     tests/mutants; MUTANT=names for some), boot it on every target and
     judge it with the matrix's comparer against the stock kernel."""
     deps.ensure()
-    catalogue = knobs.get("MUTANTS", config.REPO / "tests" / "mutants").resolve()
-    mutants = load_catalogue(catalogue, knobs.get("MUTANT", ""))
+    catalogue = knobs.get("MUTANTS").resolve()
+    mutants = load_catalogue(catalogue, (knobs.get("MUTANT") or ""))
     out = config.out_dir() / "mutate"
     shutil.rmtree(out, ignore_errors=True)
     return run_mutants(catalogue, mutants, out)
@@ -347,7 +347,7 @@ def cmd_mutate_gen(_args):
     if stale:
         raise Fatal("%s names mutants the series no longer generates: %s" % (
             mutgen.EQUIVALENTS, ", ".join(stale[:5])))
-    wanted = knobs.get("MUTANT", "")
+    wanted = (knobs.get("MUTANT") or "")
     if not wanted and knobs.get("SAMPLE"):
         wanted = ",".join(mutgen.sample(made, knobs.get("SAMPLE")))
     mutants = load_catalogue(catalogue, wanted)
@@ -361,7 +361,7 @@ def cmd_mutate_gen(_args):
 def run_mutants(catalogue, mutants, out):
     """Build, boot and judge `mutants` on every target; the table and the
     score in `out`."""
-    targets = knobs.get("TARGETS", select_targets(""))
+    targets = knobs.get("TARGETS")
     if not tree.patches_for("all"):
         raise Fatal("patches/series is empty: there is no series to mutate")
     start = elapsed()

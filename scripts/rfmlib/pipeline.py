@@ -28,12 +28,12 @@ from .targets import KERNEL_VARIANTS, kernel_append
 
 def libc_mode():
     """LIBC=static|shared: how the project's robust-mutex programs link."""
-    return knobs.get("LIBC", "static")
+    return knobs.get("LIBC")
 
 
 def program_timeout():
     """PROGRAM_TIMEOUT=seconds: each guest program's limit (init's rfm.timeout)."""
-    return knobs.get("PROGRAM_TIMEOUT", 300)
+    return knobs.get("PROGRAM_TIMEOUT")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,9 +21,6 @@ from .targets import HARDENING_CPU_FLAGS
 
 COMPLETE_MARKER = "# rfm-complete"
 KERNEL_ARGS = "panic=-1 oops=panic panic_on_warn=1"
-BOOT_TIMEOUT = 60     # seconds to the first result (knob BOOT_TIMEOUT)
-RUN_TIMEOUT = 900     # seconds for the whole guest (knob RUN_TIMEOUT)
-MEMORY = "512M"       # knob GUEST_MEM
 
 
 # QEMU's instruction-counting clock: the guest's clock advances exactly 1 ns
@@ -94,7 +91,7 @@ def qemu_command(target, kernel, initrd, accel, mode, console, results, append="
     else:
         clock = "norandmaps" if icount else ""     # ARM: no TSC to describe
     cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
-           "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM", MEMORY), "-smp", "1",
+           "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM"), "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", " ".join(a for a in (
@@ -121,8 +118,8 @@ def _results_started(path):
 
 def boot(target, kernel, initrd, outdir, accel, mode="tests",
          boot_timeout=None, run_timeout=None, append="", icount=False):
-    boot_timeout = boot_timeout or knobs.get("BOOT_TIMEOUT", BOOT_TIMEOUT)
-    run_timeout = run_timeout or knobs.get("RUN_TIMEOUT", RUN_TIMEOUT)
+    boot_timeout = boot_timeout or knobs.get("BOOT_TIMEOUT")
+    run_timeout = run_timeout or knobs.get("RUN_TIMEOUT")
     outdir.mkdir(parents=True, exist_ok=True)
     console, results = outdir / "console.log", outdir / "results.ktap"
     for f in (console, results):

@@ -2,12 +2,11 @@
 from . import deps, guest, knobs, procs, qemu
 from .log import Fatal
 from .pipeline import Pipeline, libc_mode
-from .targets import target
 
 
 def cmd_shell(_args):
-    t = knobs.get("TARGET", target("x86_64"))
-    kernel = knobs.get("KERNEL", "series")
+    t = knobs.get("TARGET")
+    kernel = knobs.get("KERNEL")
     knobs.user_images((kernel,), (t,))
     deps.ensure()
     p = Pipeline((kernel,), (t,), extra=guest.extra_for((t,)), libc=libc_mode()).build()
@@ -15,7 +14,7 @@ def cmd_shell(_args):
         raise Fatal("%s: %s" % (kernel, p.unavailable[kernel]))
     cpio, _ = p.initrds[t.userland]
     cmd = qemu.qemu_command(t, p.images[(kernel, t.kconfig)] / "bzImage", cpio,
-                            knobs.get("ACCEL", "tcg"), "shell", None, None)
+                            knobs.get("ACCEL"), "shell", None, None)
     print("Booting %s/%s; the tests are in /tests; `exit` powers off; "
           "Ctrl-a x quits QEMU." % (kernel, t.name), flush=True)
     return procs.wait(procs.popen(cmd, group=False))   # QEMU reads the terminal

@@ -8,7 +8,6 @@ from . import config, deps, knobs, ktap
 from .log import Fatal, progress
 from .pipeline import Pipeline, boot_all
 from .tables import format_table
-from .targets import select_targets
 
 
 def run_guest_suite(suite, append, keys, run_timeout):
@@ -16,8 +15,8 @@ def run_guest_suite(suite, append, keys, run_timeout):
     (KERNELS=debug by default) and tabulate its records. A row passes only
     if the guest completed, every case passed and the console shows no
     kernel warning, oops or lockdep/KASAN report."""
-    kernels = knobs.get("KERNELS", ("debug",))
-    targets = knobs.get("TARGETS", select_targets(""))
+    kernels = knobs.get("KERNELS")
+    targets = knobs.get("TARGETS")
     knobs.user_images(kernels, targets)
     deps.ensure()
     out = config.out_dir() / suite
@@ -55,16 +54,16 @@ def run_guest_suite(suite, append, keys, run_timeout):
 
 def cmd_fuzz(_args):
     """The list fuzzer: FUZZ_ITERATIONS and FUZZ_SECONDS per target, FUZZ_SEED."""
-    seconds = knobs.get("FUZZ_SECONDS", 180)
+    seconds = knobs.get("FUZZ_SECONDS")
     append = "rfm.fuzz_seed=%d rfm.fuzz_iterations=%d rfm.fuzz_seconds=%d" % (
-        knobs.get("FUZZ_SEED", 1), knobs.get("FUZZ_ITERATIONS", 20000), seconds)
+        knobs.get("FUZZ_SEED"), knobs.get("FUZZ_ITERATIONS"), seconds)
     return run_guest_suite("fuzz", append, ("seed", "iterations", "deaths", "checks",
                                             "released", "wake_checks", "failures"), seconds + 600)
 
 
 def cmd_stress(_args):
     """Concurrent deaths: STRESS_SECONDS per case and target."""
-    seconds = knobs.get("STRESS_SECONDS", 20)
+    seconds = knobs.get("STRESS_SECONDS")
     return run_guest_suite("stress", "rfm.stress_seconds=%d" % seconds,
                            ("case", "deaths", "acquisitions", "recoveries",
                             "lost_wakeups", "stuck_at_end"), 2 * seconds + 900)

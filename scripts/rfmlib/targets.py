@@ -223,7 +223,6 @@ TARGET_GROUPS = {
     "arm": tuple(t.name for t in TARGETS if not t.x86 and t.grouped),
     "all": tuple(t.name for t in TARGETS if t.grouped),
 }
-DEFAULT_TARGET_GROUP = "x86"
 
 # What the distro variants add to Debian's config, per kernel build.
 DISTRO_FRAGMENTS = {"x86_64": ("distro.config",), "i386": ("distro.config",)}
@@ -285,9 +284,6 @@ def kernel_append(kernel):
     return KERNEL_VARIANTS.get(kernel, {}).get("append", "")
 
 
-DEFAULT_RUN_KERNELS = ("series",)
-CHECK_KERNELS = ("series", "stock", "baseline")
-BENCH_KERNELS = ("series", "stock", "bench-1m")
 # The perf gate's pair: (series, stock), both with the exit release counter.
 PERF_GATE_KERNELS = ("bench-exit", "bench-exit-stock")
 
@@ -300,10 +296,9 @@ def target(name):
 
 
 def select_targets(spec):
-    """TARGETS=a,b or a group (x86, arm, all; DEFAULT_TARGET_GROUP when
-    empty) -> Target tuple, in table order."""
-    if not spec:
-        spec = DEFAULT_TARGET_GROUP
+    """TARGETS=a,b or a group (x86, arm, all) -> Target tuple, in table
+    order. (The default, when TARGETS is unset, is the knob table's.)"""
+    spec = spec or ""
     known = "%s; groups: %s" % (", ".join(t.name for t in TARGETS),
                                 ", ".join(TARGET_GROUPS))
     wanted = [s for s in spec.replace(",", " ").split() if s]

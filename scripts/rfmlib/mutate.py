@@ -268,16 +268,22 @@ def new_warnings(built, images, references):
     return out
 
 
+# The key salt of the kernels make mutate compares byte for byte: built
+# with the build identity pinned (kbuild.REPRODUCIBLE). A cache may hold
+# the same sources' kernels from before builds were pinned, under the
+# unsalted key; those images differ in their build date.
+PINNED = "pinned"
+
+
 def pinned_references(kernels, configs):
     """{(kernel, kconfig): build dir} of each variant's kernel built as the
-    mutants are (in the variant's own slot, the build identity pinned), so
-    that a mutant whose image equals it byte for byte is known to be that
-    kernel. Keyed apart from the usual build, which a cache may hold from
-    before builds were pinned; rebuilding it in the slot's directory is a
-    relink of what the last mutant changed."""
+    mutants are (in the variant's own slot, pinned), so that a mutant
+    whose image equals it byte for byte is known to be that kernel.
+    Building it in the slot's directory relinks what the last mutant
+    changed."""
     return {(k, kc): kbuild.build(k, tree.patches_for(KERNEL_VARIANTS[k]["patches"]), kc,
                                   label="%s/%s (pinned, for identical images)" % (k, kc),
-                                  salt="pinned")
+                                  salt=PINNED)
             for k in kernels for kc in configs}
 
 
@@ -409,7 +415,7 @@ def run_mutants(catalogue, mutants, out):
         for kc in configs:
             try:
                 mimages[kc] = kbuild.build(m.kernel, base + [m.path], kc,
-                                           label="mutant %s/%s" % (m.name, kc))
+                                           label="mutant %s/%s" % (m.name, kc), salt=PINNED)
             except Fatal as e:
                 result = UNBUILDABLE if m.generated else "invalid"
                 o = Outcome(m, result, [], elapsed() - t_start, str(e).splitlines()[0])

@@ -9,14 +9,16 @@ Every command that boots guests goes through it:
 
 and the comparer (compare.build_matrix) turns the runs into a matrix.
 
-The boot step is the seam. A backend takes Guest requests and, for each,
-leaves the guest's console.log and results.ktap in the request's `out`
-directory and says how the guest ended (qemu.Boot: status, seconds,
-detail); everything after that (KTAP parsing, the console scan, the
-comparer) is the same whatever booted the guest. LocalQemu boots them on
-this machine, JOBS at a time. A backend for a lab that takes jobs (LAVA)
-writes one job per Guest, submits them all, and copies each job's log
-back into its `out` directory: it has the same shape, run(guests).
+The boot step is the seam. A backend's run(guests, ended) boots Guest
+requests and, for each, leaves the guest's console.log and results.ktap
+in the request's `out` directory and calls ended(guest, qemu.Boot) with
+how the guest ended (status, seconds, detail); everything after that
+(KTAP parsing, the console scan, the comparer) is the same whatever
+booted the guest, and a guest the backend never reports is a failed
+cell, not a pass. LocalQemu boots them on this machine, JOBS at a time.
+A backend for a lab that takes jobs (LAVA) writes one job per Guest,
+submits them all, and copies each job's log back into its `out`
+directory as the job ends: the same shape.
 """
 import dataclasses
 from pathlib import Path
@@ -60,13 +62,13 @@ class LocalQemu:
     def __init__(self, accel, jobs):
         self.accel, self.jobs = accel, jobs
 
-    def run(self, guests):
-        """[(guest, qemu.Boot)] in the order of `guests`."""
+    def run(self, guests, ended):
+        """Boot `guests`; ended(guest, qemu.Boot) as each one ends."""
         def one(g):
-            return g, qemu.boot(g.target, g.image / "bzImage", g.initrd, g.out, self.accel,
-                                mode=g.mode, boot_timeout=g.boot_timeout,
-                                run_timeout=g.run_timeout, append=g.append, icount=g.icount)
-        return procs.parallel(one, guests, self.jobs)
+            ended(g, qemu.boot(g.target, g.image / "bzImage", g.initrd, g.out, self.accel,
+                               mode=g.mode, boot_timeout=g.boot_timeout,
+                               run_timeout=g.run_timeout, append=g.append, icount=g.icount))
+        procs.parallel(one, guests, self.jobs)
 
 
 def load_guest_run(d, target_name, status, seconds, detail, programs):
@@ -84,11 +86,20 @@ def load_guest_run(d, target_name, status, seconds, detail, programs):
 def boot_all(backend, guests, stage="boot"):
     """{kernel: {target name: GuestRun}} of `guests`, booted by `backend`,
     with a progress line for each."""
-    runs = {}
-    for g, b in backend.run(list(guests)):
+    guests, ended = list(guests), {}
+
+    def report(g, b):
         progress(stage, "%s/%s%s: %s in %.1fs%s" % (
             g.kernel, g.target.name, " (icount)" if g.icount else "", b.status, b.seconds,
             " (%s)" % b.detail if b.detail else ""))
+        ended[(g.kernel, g.target.name)] = b
+
+    backend.run(guests, report)
+    runs = {}
+    for g in guests:        # in the order asked, whatever order they ended in
+        b = ended.get((g.kernel, g.target.name))
+        if b is None:
+            b = qemu.Boot("boot-timeout", 0.0, "the %s backend gave no result" % backend.name)
         runs.setdefault(g.kernel, {})[g.target.name] = load_guest_run(
             g.out, g.target.name, b.status, b.seconds, b.detail, g.programs)
     return runs

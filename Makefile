@@ -167,7 +167,7 @@ shell:
 deps:
 	$(RFM) deps
 
-## clean: remove out/ (the build cache is kept; see README)
+## clean: remove out/ (the build cache is kept; see docs/cache.md)
 clean:
 	rm -rf out
 

@@ -13,7 +13,7 @@ From matrix.json alone (its meta["provenance"] says what was built):
   checkout's.
 
 The status mapping is CASE_STATUS, GUEST_STATUS and CONSOLE_STATUS
-below; README's "KCIDB" section shows it.
+below; docs/kcidb.md shows it.
 """
 import hashlib
 import os

@@ -217,7 +217,7 @@ TARGETS = (
 
 # TARGETS=GROUP: the targets of an architecture, or all of them. Without
 # TARGETS the x86 ones run: the ARM ones triple the cold build and the
-# guests' time (see the README), and run in make check as a short step.
+# guests' time (docs/timing.md), and run in make check as a short step.
 TARGET_GROUPS = {
     "x86": tuple(t.name for t in TARGETS if t.x86 and t.grouped),
     "arm": tuple(t.name for t in TARGETS if not t.x86 and t.grouped),

@@ -386,10 +386,9 @@ def bench_boots(kernels, targets, out, icount, append=""):
                       append=" ".join(a for a in (append, "rfm.bench_max_n=%d" % MILLION
                                                   if k == "bench-1m" else "") if a))
               for k in kernels for t in targets]
-    runs = boot_all(backend, guests, stage="bench")
     raw = {}
-    for g in guests:
-        run = runs[g.kernel][g.target.name]
+
+    def figures_of(g, run):
         if run.boot_status != "complete":
             raise Fatal("bench guest %s/%s: %s %s (see %s)" % (
                 g.kernel, g.target.name, run.boot_status, run.detail, g.out / "console.log"))
@@ -400,6 +399,8 @@ def bench_boots(kernels, targets, out, icount, append=""):
                 g.kernel, g.target.name, ", ".join(failed), g.out / "results.ktap"))
         raw.setdefault(g.kernel, {})[g.target.name] = records(
             (g.out / "results.ktap").read_text())
+
+    boot_all(backend, guests, stage="bench", check=figures_of)
     return raw, backend.accel
 
 

@@ -16,9 +16,9 @@ The status mapping is CASE_STATUS, GUEST_STATUS and CONSOLE_STATUS
 below; docs/kcidb.md shows it.
 """
 import hashlib
-import os
 import re
 
+from . import knobs
 from .compare import NA
 from .ktap import ERROR, FAIL, MISS, PASS, SKIP
 from .log import Fatal
@@ -26,7 +26,6 @@ from .targets import KERNEL_CONFIGS, KERNEL_VARIANTS, TARGETS
 
 VERSION = {"major": 5, "minor": 3}
 # KCIDB's admins assign each submitter an origin; KCIDB_ORIGIN= sets it.
-DEFAULT_ORIGIN = "robust_futex_matrix"
 TEST_ROOT = "robust_futex_matrix"     # the first part of every test path
 
 # A case on a target. "-" (not built for this word size) is KCIDB's SKIP:
@@ -47,7 +46,7 @@ MAX_EXCERPT = 16384
 
 
 def origin():
-    name = os.environ.get("KCIDB_ORIGIN") or DEFAULT_ORIGIN
+    name = knobs.get("KCIDB_ORIGIN")
     if not re.fullmatch(r"[a-z0-9_]+", name):
         raise Fatal("KCIDB_ORIGIN=%s: an origin is lower-case letters, digits "
                     "and _" % name, status=2)

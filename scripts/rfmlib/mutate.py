@@ -213,8 +213,9 @@ def render(outcomes, catalogue, total_seconds):
              tables.format_table(["mutant", "result", "time", "killed by (targets)"], rows), ""]
     for o in outcomes:
         if failed(o):
-            lines.append("%s: %s: %s (%s)" % (o.result.upper(), o.mutant.name,
-                                               o.mutant.rule, o.detail or o.mutant.path))
+            lines.append("%s: %s: %s (%s)" % (o.result.upper(), o.mutant.name, o.mutant.rule,
+                                               "; ".join(str(d) for d in (o.detail, o.mutant.path)
+                                                         if d)))
     equivalent = sum(o.result == "equivalent" for o in outcomes)
     unbuildable = sum(o.result == UNBUILDABLE for o in outcomes)
     lines.append("mutation score: %d of %d killed (%s)%s%s; %d mutant(s), %.0f s" % (

@@ -83,25 +83,35 @@ def load_guest_run(d, target_name, status, seconds, detail, programs):
         programs=tuple(programs), seconds=seconds, detail=detail)
 
 
-def boot_all(backend, guests, stage="boot"):
+def boot_all(backend, guests, stage="boot", check=None):
     """{kernel: {target name: GuestRun}} of `guests`, booted by `backend`,
-    with a progress line for each."""
-    guests, ended = list(guests), {}
+    with a progress line for each as it ends. check(guest, run), if
+    given, runs then too: it may print its own line, or raise to stop the
+    boots still to come (a benchmark with no figure from one guest is
+    not worth the hours of the others)."""
+    guests = list(guests)
+    keys = [(g.kernel, g.target.name) for g in guests]
+    if len(set(keys)) != len(keys):
+        raise ValueError("boot_all: a (kernel, target) asked for twice")
+    ended = {}
 
     def report(g, b):
         progress(stage, "%s/%s%s: %s in %.1fs%s" % (
             g.kernel, g.target.name, " (icount)" if g.icount else "", b.status, b.seconds,
             " (%s)" % b.detail if b.detail else ""))
-        ended[(g.kernel, g.target.name)] = b
+        run = load_guest_run(g.out, g.target.name, b.status, b.seconds, b.detail, g.programs)
+        ended[(g.kernel, g.target.name)] = run
+        if check:
+            check(g, run)
 
     backend.run(guests, report)
     runs = {}
     for g in guests:        # in the order asked, whatever order they ended in
-        b = ended.get((g.kernel, g.target.name))
-        if b is None:
-            b = qemu.Boot("boot-timeout", 0.0, "the %s backend gave no result" % backend.name)
-        runs.setdefault(g.kernel, {})[g.target.name] = load_guest_run(
-            g.out, g.target.name, b.status, b.seconds, b.detail, g.programs)
+        run = ended.get((g.kernel, g.target.name))
+        if run is None:
+            run = load_guest_run(g.out, g.target.name, "boot-timeout", 0.0,
+                                 "the %s backend gave no result" % backend.name, g.programs)
+        runs.setdefault(g.kernel, {})[g.target.name] = run
     return runs
 
 

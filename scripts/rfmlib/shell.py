@@ -9,9 +9,10 @@ def cmd_shell(_args):
     kernel = knobs.get("KERNEL")
     knobs.user_images((kernel,), (t,))
     deps.ensure()
-    p = Pipeline((kernel,), (t,), extra=guest.extra_for((t,)), libc=libc_mode()).build()
-    if p.unavailable:
+    p = Pipeline((kernel,), (t,), extra=guest.extra_for((t,)), libc=libc_mode())
+    if p.build_kernels().unavailable:
         raise Fatal("%s: %s" % (kernel, p.unavailable[kernel]))
+    p.build_initramfs()
     cpio, _ = p.initrds[t.userland]
     cmd = qemu.qemu_command(t, p.images[(kernel, t.kconfig)] / "bzImage", cpio,
                             knobs.get("ACCEL"), "shell", None, None)

@@ -31,19 +31,23 @@ def run_guest_suite(suite, append, keys, run_timeout):
                       run_timeout=run_timeout)
     progress(suite, "%d guest(s), %s, up to %d at a time" % (
         len(guests), backend.accel, backend.jobs))
-    runs = boot_all(backend, guests, stage=suite)
-    rows, bad = [], 0
-    for g in guests:
-        run = runs[g.kernel][g.target.name]
+    rows, bad = {}, []
+
+    def tabulate(g, run):
         records = [json.loads(line[len(suite) + 1:])
                    for case in run.run.cases().values() for line in case.diag
                    if line.startswith(suite + " ")]
         passed = all(c.status == ktap.PASS for c in run.run.cases().values())
         ok = bool(run.boot_status == "complete" and not run.console and records and passed)
-        bad += not ok
-        rows += [[g.kernel, g.target.name, run.boot_status]
-                 + [str(r.get(key, "-")) for key in keys]
-                 + [str(len(run.console)), "ok" if ok else "FAIL"] for r in records or [{}]]
+        progress(suite, "%s/%s: %d record(s)%s" % (g.kernel, g.target.name, len(records),
+                                                  "" if ok else ", FAILED"))
+        bad.extend([g] * (not ok))
+        rows[(g.kernel, g.target.name)] = [
+            [g.kernel, g.target.name, run.boot_status] + [str(r.get(key, "-")) for key in keys]
+            + [str(len(run.console)), "ok" if ok else "FAIL"] for r in records or [{}]]
+
+    boot_all(backend, guests, stage=suite, check=tabulate)
+    rows = [r for g in guests for r in rows[(g.kernel, g.target.name)]]
     text = format_table(["kernel", "target", "guest"] + list(keys)
                         + ["kernel warnings", ""], rows) + "\n"
     (out / ("%s.txt" % suite)).write_text(text)

@@ -6,11 +6,11 @@ export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 export LIBC PROGRAM_TIMEOUT
 export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
 export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT
-export RESULTS KCIDB_ORIGIN
+export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: lava lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -18,7 +18,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate mutate-short mutate-gen-short
+check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate lava-check mutate-short mutate-gen-short
 
 ## knobs: every variable the commands read: default, meaning, who reads it
 knobs:
@@ -111,6 +111,25 @@ fuzz-short:
 
 stress-short:
 	KERNELS=series STRESS_SECONDS=5 $(RFM) stress
+
+## lava: one LAVA job per kernel and target (KERNELS=series,stock,baseline,
+## TARGETS=all by default) in RFM_OUT/lava/: jobs/, artifacts/, index.json,
+## every job checked by lava_common's strict schema (LAVA_URL_BASE: where a
+## lab fetches the artifacts; default file://)
+lava:
+	$(RFM) lava
+
+## lava-import: the jobs' logs (LAVA_LOGS, default RFM_OUT/lava/logs,
+## NAME.log for NAME.yaml) into the matrix, as a local run's
+lava-import:
+	$(RFM) lava-import
+
+## lava-check: the LAVA round trip offline (make check runs it): jobs for
+## the check kernels validate; series on x86_64 and arm64 through Debian's
+## lava-run give the local run's verdicts case by case; a tampered log
+## does not; a LAVA target and a local one merge into one matrix
+lava-check:
+	$(RFM) lava-check
 
 ## mutate: build every mutant of tests/mutants (MUTANTS=DIR for your own
 ## catalogue, MUTANT=a,b for some), boot it on every target, and fail if

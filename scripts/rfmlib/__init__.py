@@ -8,10 +8,10 @@ checks all three):
     base        log atomic procs elf bzimage ktap targets tables
     settings    knobs config
     host        deps names sharedlibs
-    build/boot  tree kbuild prebuilt sparse abi ci guest qemu
+    build/boot  tree kbuild prebuilt sparse abi ci guest qemu lava
     results     compare kcidb report merge mutgen
     pipeline    pipeline
-    commands    matrix selftest shell bisect suites bench mutate checkpatch
+    commands    matrix selftest shell bisect suites bench mutate checkpatch lab
     cli         cli
 
 base reads files and formats text and knows the target table; settings
@@ -31,10 +31,11 @@ LAYERS = (
     ("base", ("log", "atomic", "procs", "elf", "bzimage", "ktap", "targets", "tables")),
     ("settings", ("knobs", "config")),
     ("host", ("deps", "names", "sharedlibs")),
-    ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "guest", "qemu")),
+    ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "guest", "qemu",
+                    "lava")),
     ("results", ("compare", "kcidb", "report", "merge", "mutgen")),
     ("pipeline", ("pipeline",)),
     ("commands", ("matrix", "selftest", "shell", "bisect", "suites", "bench", "mutate",
-                  "checkpatch")),
+                  "checkpatch", "lab")),
     ("cli", ("cli",)),
 )

@@ -12,15 +12,16 @@ import fcntl
 import sys
 from pathlib import Path
 
-from . import (abi, bench, bisect, checkpatch, ci, config, deps, knobs, matrix, mutate,
+from . import (abi, bench, bisect, checkpatch, ci, config, deps, knobs, lab, matrix, mutate,
                procs, selftest, shell, sparse, suites)
 from .log import Fatal
 
 # Commands that replace parts of the output directory. Two of them at once
 # on one directory would delete each other's results (a make check during a
 # long make fuzz did), so they take a lock on it.
-WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz",
-              "stress", "abi", "guest-selftest", "mutate", "mutate-gen", "perf-gate", "merge"}
+WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz", "stress", "abi",
+              "guest-selftest", "mutate", "mutate-gen", "perf-gate", "merge", "lava",
+              "lava-import", "lava-check"}
 
 
 @contextlib.contextmanager
@@ -65,6 +66,12 @@ def parser():
     sub.add_parser("mutate").set_defaults(fn=mutate.cmd_mutate)
     sub.add_parser("mutate-gen").set_defaults(fn=mutate.cmd_mutate_gen)
     sub.add_parser("checkpatch").set_defaults(fn=checkpatch.cmd_checkpatch)
+    sub.add_parser("lava", help="LAVA jobs for KERNELS x TARGETS in RFM_OUT/lava"
+                   ).set_defaults(fn=lab.cmd_lava)
+    sub.add_parser("lava-import", help="LAVA job logs (LAVA_LOGS) into the matrix"
+                   ).set_defaults(fn=lab.cmd_lava_import)
+    sub.add_parser("lava-check", help="the LAVA round trip, offline, with lava-run"
+                   ).set_defaults(fn=lab.cmd_lava_check)
     sub.add_parser("sparse").set_defaults(fn=sparse.cmd_sparse)
     p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")
     p.add_argument("--expected", type=Path, help="expected ABI file (abi/expected.abi)")

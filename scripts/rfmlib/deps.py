@@ -34,6 +34,7 @@ PACKAGES = {
     "libc6-dev-x32": "the x32 ABI (-mx32) in the ABI gate",
     "dwarves": "pahole, for the ABI layout report",
     "ccache": "kernel builds: a regenerated header a file does not use costs a cache hit",
+    "lava-dispatcher": "make lava-check: LAVA's lava-run and job schema, offline",
     "sparse": "make sparse: the kernel's semantic checker on what the series touches",
     "rsync": "make headers_install (the ABI gate)",
     "python3-yaml": "host tests: the CI files are read as CI reads them",
@@ -68,11 +69,19 @@ def missing_packages(extra=()):
     return missing
 
 
+# Installed without their recommends: lava-dispatcher's would bring a
+# server's worth of packages that a job run offline does not use.
+WITHOUT_RECOMMENDS = ("lava-dispatcher",)
+
+
 def apt_install(specs):
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in (["apt-get", "update", "-q"],
-                ["apt-get", "install", "-y", "-q", "--allow-downgrades"]
-                + specs):
+    install = ["apt-get", "install", "-y", "-q", "--allow-downgrades"]
+    lean = [s for s in specs if s in WITHOUT_RECOMMENDS]
+    plain = [s for s in specs if s not in lean]
+    for cmd in ([["apt-get", "update", "-q"]]
+                + ([install + plain] if plain else [])
+                + ([install + ["--no-install-recommends"] + lean] if lean else [])):
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
         pinned = _wanted_spec(config.LINUX_SOURCE_PACKAGE)
         if r.returncode != 0 and pinned in specs and "was not found" in r.stderr:

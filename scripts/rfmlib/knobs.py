@@ -26,10 +26,11 @@ from .log import Usage, warn
 # Commands by what they read (rfm command names; "check" is `make check`,
 # checked once before its steps run).
 BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fuzz", "stress",
-         "mutate", "mutate-gen", "perf-gate", "bisect-check")
+         "mutate", "mutate-gen", "perf-gate", "bisect-check", "lava-check")
 MATRIX = ("run", "matrix-check", "check")
-BUILDS = BOOTS + ("kernels", "abi", "sparse")
-ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key")
+BUILDS = BOOTS + ("kernels", "abi", "sparse", "lava")
+ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key",
+                "lava-import")
 
 
 class BadValue(ValueError):
@@ -204,16 +205,17 @@ KNOBS = (
     Knob("KERNELS", kernel_list, "series",
          "kernel variants, comma separated (docs/kernels.md); unset, with BZIMAGE or "
          "BZIMAGE32: user; merge's default: the kernels its shards ran",
-         MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key"),
+         MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key", "lava"),
          per_command=(("matrix-check", "series,stock,baseline"),
+                      ("lava", "series,stock,baseline"),
                       ("bench", "series,stock,bench-1m"),
                       ("fuzz", "debug"), ("stress", "debug"), ("merge", None))),
     Knob("TARGETS", target_list, "x86",
          "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS)
          + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
-                   "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check"),
-         per_command=(("bisect-check", "all"),)),
+                   "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check", "lava"),
+         per_command=(("bisect-check", "all"), ("lava", "all"))),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),
     Knob("EXTRA", extra_dir, None, "a directory of your own static test programs",
@@ -231,9 +233,9 @@ KNOBS = (
     Knob("BOOT_TIMEOUT", seconds, "60", "seconds from boot to the first result",
          BOOTS),
     Knob("RUN_TIMEOUT", seconds, "900", "seconds for a whole guest (make mutate: at "
-         "most 240; fuzz and stress: their budget plus a margin)", BOOTS,
+         "most 240; fuzz and stress: their budget plus a margin)", BOOTS + ("lava",),
          per_command=(("bench", "1800"), ("perf-gate", "1800"))),
-    Knob("GUEST_MEM", memory, "512M", "guest memory", BOOTS),
+    Knob("GUEST_MEM", memory, "512M", "guest memory", BOOTS + ("lava",)),
     Knob("KSRC", kernel_tree, None, "make abi: another kernel tree", ("abi", "check")),
     Knob("BZIMAGE", bzimage(64), None,
          "your own 64-bit kernel (x86_64, x86_64-ia32, x86_64-x32)",
@@ -259,6 +261,11 @@ KNOBS = (
          ("mutate-gen", "check"), shown="all"),
     Knob("RESULTS", text_value, None, "make merge: the shard output directories",
          ("merge",)),
+    Knob("LAVA_URL_BASE", text_value, None,
+         "make lava: where the lab fetches out/lava/artifacts/ from (a URL ending "
+         "before /artifacts)", ("lava",), shown="file://<RFM_OUT>/lava"),
+    Knob("LAVA_LOGS", directory, None, "make lava-import: the directory of the jobs' "
+         "logs, NAME.log for job NAME.yaml", ("lava-import",), shown="<RFM_OUT>/lava/logs"),
     Knob("KCIDB_ORIGIN", text_value, "robust_futex_matrix",
          "the origin of the objects in kcidb.json", MATRIX + ("merge",)),
 )

@@ -48,33 +48,50 @@ def matrix_run(kernels, targets, extra):
     meta = run_meta(backend.accel, p.described, extra)
     meta["program_timeout"] = timeout
     meta["libc"] = {t.name: guest.libc_used(t.user, libc) for t in targets}
-    meta["provenance"] = merge.provenance(
-        kernels, targets, p.images, p.unavailable, p.initrds,
+    write_run(out, p, runs, meta)
+    return render(runs, kernels, targets, p.unavailable, meta, out)
+
+
+def provenance(p):
+    """What pipeline p's run is made of (merge checks shards agree on it)."""
+    return merge.provenance(
+        p.kernels, p.targets, p.images, p.unavailable, p.initrds,
         {kc: kbuild.compiler_ident(KERNEL_CONFIGS[kc]) for kc in p.kconfigs})
+
+
+def write_run(out, p, runs, meta):
+    """run.json: what make report renders and make merge joins."""
+    if "provenance" not in meta:        # an import brings its own
+        meta["provenance"] = provenance(p)
     atomic.write(out / "run.json", json.dumps({
-        "meta": meta, "kernels": list(kernels), "targets": [t.name for t in targets],
+        "meta": meta, "kernels": list(p.kernels), "targets": [t.name for t in p.targets],
         "unavailable": p.unavailable,
         "guests": {k: {t: {"status": r.boot_status, "seconds": r.seconds, "detail": r.detail,
                            "programs": list(r.programs)} for t, r in v.items()}
                    for k, v in runs.items()}}, indent=1))
-    return render(runs, kernels, targets, p.unavailable, meta, out)
 
 
-def render(runs, kernels, targets, unavailable, meta, out):
-    """Compare, write matrix.{txt,json}, junit.xml and kcidb.json, print."""
+def render(runs, kernels, targets, unavailable, meta, out, show=True):
+    """Compare, write matrix.{txt,json}, junit.xml and kcidb.json, print
+    (unless not `show`); the exit status."""
     matrix = compare.build_matrix(
         runs, targets, kernels, deviations=compare.load_rules(DEVIATIONS),
         control=compare.load_rules(CONTROL_RULES), unavailable=unavailable, meta=meta)
     text = report.write_all(matrix, out)
     progress("report", "%s/{matrix.txt,matrix.json,junit.xml}" % out)
-    print()
-    print(text, end="")
+    if show:
+        print()
+        print(text, end="")
     return matrix["summary"]["exit_status"]
 
 
 def cmd_report(_args):
     """Re-read out/ (results and console logs) and render the matrix again."""
-    out = config.out_dir()
+    return render_dir(config.out_dir())
+
+
+def render_dir(out, show=True):
+    """Render the run recorded in out/run.json (a run, a merge, an import)."""
     if not (out / "run.json").is_file():
         raise Usage("%s/run.json: no run to report (make run writes it; a run that "
                     "was interrupted leaves none)" % out)
@@ -85,7 +102,8 @@ def cmd_report(_args):
         for t, g in by_t.items():
             runs.setdefault(k, {})[t] = load_guest_run(
                 out / k / t, t, g["status"], g["seconds"], g["detail"], g["programs"])
-    return render(runs, state["kernels"], targets, state["unavailable"], state["meta"], out)
+    return render(runs, state["kernels"], targets, state["unavailable"], state["meta"], out,
+                  show)
 
 
 def cmd_merge(args):

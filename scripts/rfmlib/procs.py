@@ -104,8 +104,9 @@ def wait(proc, timeout=None):
 
 
 def run(cmd, hold=(), death_signal="TERM", check=False, input=None,
-        capture_output=False, pause=None, **kwargs):
-    """subprocess.run() through popen(): stopped cleanly on interruption.
+        capture_output=False, pause=None, timeout=None, **kwargs):
+    """subprocess.run() through popen(): stopped cleanly on interruption,
+    and (subprocess.TimeoutExpired) after `timeout` seconds.
     `pause` names a checkpoint held while the child runs, so that the
     interruption check's signal lands inside the stage on any machine."""
     if capture_output:
@@ -116,7 +117,7 @@ def run(cmd, hold=(), death_signal="TERM", check=False, input=None,
     try:
         if pause:
             checkpoint(pause)
-        out, err = proc.communicate(input)
+        out, err = proc.communicate(input, timeout=timeout)
     except BaseException:
         stop(proc)
         raise

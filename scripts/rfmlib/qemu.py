@@ -82,23 +82,32 @@ class Boot:
     detail: str = ""
 
 
+def kernel_command_line(target, mode, accel, append="", icount=False, results_port=None):
+    """The guest kernel's command line: its console, what every guest
+    needs, the clock hints of `accel` ("lab": a machine we cannot see,
+    so no hint from this host), the target's own arguments, what init
+    reads (rfm.*: the results go to `results_port`, else the target's),
+    then `append`."""
+    if target.x86:
+        clock = (ICOUNT_TSC_HINT if icount else "tsc=reliable" if accel == "lab"
+                 else tsc_hint(accel))
+    else:
+        clock = "norandmaps" if icount else ""     # ARM: no TSC to describe
+    return " ".join(a for a in (
+        "console=%s" % target.console, KERNEL_ARGS, clock, target.kernel_args,
+        "rfm.mode=%s rfm.target=%s" % (mode, target.name),
+        "rfm.results=/dev/%s" % (results_port or target.results_port), append) if a)
+
+
 def qemu_command(target, kernel, initrd, accel, mode, console, results, append="",
                  icount=False):
     """icount: count instructions instead of time (TCG only)."""
     initrd = guest.initrd_for(Path(kernel).parent, initrd)    # + its modules
-    if target.x86:
-        clock = ICOUNT_TSC_HINT if icount else tsc_hint(accel)
-    else:
-        clock = "norandmaps" if icount else ""     # ARM: no TSC to describe
     cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
            "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM"), "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
-           "-append", " ".join(a for a in (
-               "console=%s" % target.console, KERNEL_ARGS, clock,
-               target.kernel_args,
-               "rfm.mode=%s rfm.target=%s" % (mode, target.name),
-               "rfm.results=/dev/%s" % target.results_port, append) if a)]
+           "-append", kernel_command_line(target, mode, accel, append, icount)]
     if icount:
         cmd += ICOUNT_ARGS
     if mode == "shell":

@@ -1,0 +1,209 @@
+"""The matrix through a LAVA lab: make lava, lava-import and lava-check.
+
+make lava writes one job per (kernel variant, target) into out/lava/
+(jobs/, artifacts/, index.json), validated by lava_common's strict
+schema. A lab runs them (lavacli jobs submit); their logs, saved as
+out/lava/logs/KERNEL--TARGET.log, come back through make lava-import
+into the same matrix a local run makes, by the same parser and comparer.
+make lava-check proves the round trip offline, with Debian's lava-run.
+"""
+import json
+import shutil
+
+from . import atomic, compare, config, deps, knobs, ktap, lava, merge
+from .log import Fatal, progress
+from .matrix import provenance, render_dir, run_meta, write_run
+from .pipeline import LocalQemu, Pipeline, boot_all, load_guest_run, program_timeout
+from .tables import format_table
+from .targets import select_targets
+
+INDEX = "index.json"
+
+
+def lava_dir():
+    return config.out_dir() / "lava"
+
+
+def write_jobs(p, where, url_base):
+    """Every guest of pipeline p as a job in `where`, with the program
+    timeout of a local run; the index that maps each job's name to its
+    kernel, target and programs, and says what the run is made of."""
+    index = {}
+    for g in p.guests(config.out_dir(), append="rfm.timeout=%d" % program_timeout()):
+        path = lava.write_job(g, where, url_base)
+        index[path.stem] = {"kernel": g.kernel, "target": g.target.name,
+                            "programs": list(g.programs), "job": "jobs/%s" % path.name}
+    atomic.write(where / INDEX, json.dumps({"described": p.described,
+                                            "provenance": provenance(p), "jobs": index},
+                                           indent=1))
+    return index
+
+
+def cmd_lava(_args):
+    """Build the kernels and images of KERNELS x TARGETS and write their
+    LAVA jobs; fail if one does not validate."""
+    deps.ensure()
+    kernels, targets = knobs.get("KERNELS"), knobs.get("TARGETS")
+    knobs.user_images(kernels, targets)
+    p = Pipeline(kernels, targets).build()
+    where = lava_dir()
+    for sub in ("jobs", "artifacts", "logs"):
+        shutil.rmtree(where / sub, ignore_errors=True)
+    url_base = knobs.get("LAVA_URL_BASE") or "file://%s" % where
+    index = write_jobs(p, where, url_base)
+    bad = lava.validate(sorted((where / "jobs").glob("*.yaml")))
+    for line in bad:
+        print("invalid: %s" % line)
+    print(format_table(["job", "kernel", "target", "programs"], [
+        [name, j["kernel"], j["target"], str(len(j["programs"]))]
+        for name, j in sorted(index.items())]))
+    print("%d job(s) in %s/jobs, artifacts at %s/artifacts/; %s" % (
+        len(index), where, url_base,
+        "%d invalid" % len(bad) if bad else "all valid (lava_common, strict)"))
+    print("submit: lavacli jobs submit %s/jobs/NAME.yaml; bring each log back as "
+          "%s/logs/NAME.log (lavacli jobs logs ID --raw), then make lava-import"
+          % (where, where))
+    return 1 if bad else 0
+
+
+def import_logs(logs, out, index=None, only=None):
+    """Read the NAME.log files of `logs` (all, or the names in `only`) into
+    out/<kernel>/<target>/ as a local boot leaves them, and write out's
+    run.json; the runs."""
+    files = [f for f in sorted(logs.glob("*.log")) if only is None or f.stem in only]
+    if not files:
+        raise Fatal("%s: no job log (NAME.log, NAME as make lava named the job)" % logs,
+                    status=2)
+    jobs = (index or {}).get("jobs", {})
+    runs = {}
+    for f in files:
+        kernel, target_name = lava.split_name(f.stem)
+        select_targets(target_name)         # a name of the table, or an error
+        console, boot = lava.guest_from_log(f.read_text(errors="replace"))
+        seen = ktap.parse(console).meta.get("target")
+        if seen and seen != target_name:
+            raise Fatal("%s: the guest says it is target %s" % (f, seen))
+        d = out / kernel / target_name
+        shutil.rmtree(d, ignore_errors=True)
+        lava.write_guest(d, console, boot)
+        runs.setdefault(kernel, {})[target_name] = load_guest_run(
+            d, target_name, boot.status, boot.seconds, boot.detail,
+            jobs.get(f.stem, {}).get("programs", ()))
+        progress("import", "%s: %s in %.1fs%s" % (f.stem, boot.status, boot.seconds,
+                                                 " (%s)" % boot.detail if boot.detail else ""))
+    p = Pipeline(list(runs), select_targets(",".join(sorted({t for by_t in runs.values()
+                                                             for t in by_t}))))
+    meta = run_meta("lava", (index or {}).get("described", {}))
+    meta["source"] = "LAVA job logs in %s" % logs
+    if index and "provenance" in index:
+        meta["provenance"] = index["provenance"]
+    else:
+        meta["provenance"] = {}     # nothing to merge it with: merge says so
+    write_run(out, p, runs, meta)
+    return runs
+
+
+def cmd_lava_import(_args):
+    """LAVA job logs (LAVA_LOGS, default out/lava/logs) -> the matrix, as
+    make report renders a local run."""
+    where = lava_dir()
+    logs = knobs.get("LAVA_LOGS") or where / "logs"
+    index = json.loads((where / INDEX).read_text()) if (where / INDEX).is_file() else None
+    if index is None:
+        progress("import", "no %s: programs that never reported cannot be named MISS, "
+                 "and the run cannot be merged" % (where / INDEX))
+    import_logs(logs, config.out_dir(), index)
+    return render_dir(config.out_dir())
+
+
+def verdicts(run):
+    """{case: status} of one guest run, with its guest-level verdict."""
+    cells = {k: c.status for k, c in run.run.cases().items()}
+    cells["(guest run)"] = run.boot_status
+    cells["(console)"] = "clean" if not run.console else "trouble"
+    return cells
+
+
+def differences(local, lab):
+    """[(case, local, lab)] where the two runs of one guest disagree."""
+    a, b = verdicts(local), verdicts(lab)
+    return [(k, a.get(k, "-"), b.get(k, "-")) for k in sorted(set(a) | set(b))
+            if a.get(k) != b.get(k)]
+
+
+def tampered(log_text):
+    """The log with its first passing case turned into a failure: the
+    proof must see that."""
+    return log_text.replace('"msg": "    ok 1 ', '"msg": "    not ok 1 ', 1)
+
+
+def cmd_lava_check(_args):
+    """The offline proof: jobs for the check kernels validate; one x86 and
+    one ARM job of the series, run by lava-run on the stock qemu device,
+    give the local run's verdicts case by case; a tampered log does not."""
+    deps.ensure()
+    where = config.out_dir() / "lava-check"
+    shutil.rmtree(where, ignore_errors=True)
+    x86, arm = select_targets("x86"), select_targets("arm")
+    # Every job make check's kernels allow, validated.
+    jobs = 0
+    for kernels, targets in ((("series", "stock", "baseline"), x86), (("series",), arm)):
+        p = Pipeline(kernels, targets).build()
+        jobs += len(write_jobs(p, where / "jobs-all", "file://%s" % (where / "jobs-all")))
+    bad = lava.validate(sorted((where / "jobs-all" / "jobs").glob("*.yaml")))
+    for line in bad:
+        print("invalid: %s" % line)
+    progress("lava", "%d job(s) written, %s" % (jobs, "%d invalid" % len(bad) if bad
+                                                 else "all valid"))
+    # One x86 and one ARM guest, booted here and through lava-run.
+    pairs = select_targets("x86_64,arm64")
+    p = Pipeline(("series",), pairs).build()
+    local = boot_all(LocalQemu("tcg", config.jobs()), p.guests(where / "local"))["series"]
+    lab = boot_all(lava.LavaRun(where / "lava"), p.guests(where / "imported"),
+                   stage="lava")["series"]
+    rows, problems = [], len(bad)
+    for t in pairs:
+        diff = differences(local[t.name], lab[t.name])
+        cases = len(local[t.name].run.cases())
+        ok = not diff and local[t.name].boot_status == "complete"
+        problems += not ok
+        rows.append([t.name, str(cases), lab[t.name].boot_status,
+                     "same verdicts" if ok else "; ".join("%s: %s here, %s via LAVA" % d
+                                                          for d in diff[:3])])
+        # The proof can fail: a log with one case turned red must differ.
+        log = where / "lava" / "logs" / ("%s.log" % lava.job_name("series", t.name))
+        console, boot = lava.guest_from_log(tampered(log.read_text()))
+        lava.write_guest(where / "tampered" / t.name, console, boot)
+        red = load_guest_run(where / "tampered" / t.name, t.name, boot.status, boot.seconds,
+                             boot.detail, p.initrds[t.userland][1])
+        caught = bool(differences(local[t.name], red))
+        problems += not caught
+        rows.append([t.name + " (tampered)", "", boot.status,
+                     "differs, as it must" if caught else "NOT SEEN: the proof is blind"])
+    # Mixed sources: x86_64 from the local run, arm64 from LAVA, one matrix.
+    local_shard, lava_shard = where / "shard-local", where / "shard-lava"
+    one = Pipeline(("series",), pairs[:1])
+    one.images, one.initrds = p.images, {pairs[0].userland: p.initrds[pairs[0].userland]}
+    write_run(local_shard, one, {"series": {pairs[0].name: local[pairs[0].name]}},
+              run_meta("tcg", p.described))
+    for name in ("series",):
+        shutil.copytree(where / "local" / name / pairs[0].name,
+                        local_shard / name / pairs[0].name)
+    atomic.write(where / "lava" / INDEX, json.dumps({
+        "described": p.described, "provenance": provenance(p),
+        "jobs": {lava.job_name("series", t.name): {"programs": list(p.initrds[t.userland][1])}
+                 for t in pairs}}))
+    import_logs(where / "lava" / "logs", lava_shard,
+                json.loads((where / "lava" / INDEX).read_text()),
+                only={lava.job_name("series", pairs[1].name)})
+    merge.join([str(local_shard), str(lava_shard)], where / "merged", None, pairs)
+    merged = render_dir(where / "merged", show=False)
+    problems += merged != 0
+    rows.append(["x86_64 here + arm64 via LAVA", "", "merged",
+                 "one matrix, exit %d" % merged])
+    print(format_table(["target", "cases", "via LAVA", "against the local run"], rows))
+    m = compare.build_matrix({"series": lab}, pairs, ("series",))
+    print("lava-check: %s; the LAVA runs' own matrix exits %d" % (
+        "%d problem(s)" % problems if problems else "jobs valid, verdicts equal",
+        m["summary"]["exit_status"]))
+    return 1 if problems or m["summary"]["exit_status"] else 0

@@ -10,7 +10,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: lava lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: ci-check lava lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -18,7 +18,7 @@ run:
 
 ## check: the tests: host-side unit tests, then the matrix with the
 ## series, stock and baseline (negative control) kernels
-check: knobs-check deps host-test abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate lava-check mutate-short mutate-gen-short
+check: knobs-check deps host-test ci-check abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate lava-check mutate-short mutate-gen-short
 
 ## knobs: every variable the commands read: default, meaning, who reads it
 knobs:
@@ -111,6 +111,12 @@ fuzz-short:
 
 stress-short:
 	KERNELS=series STRESS_SECONDS=5 $(RFM) stress
+
+## ci-check: the CI files read by their runners' own tools: the GitHub
+## workflows by actionlint, the GitLab pipeline by gitlab-ci-local (schema,
+## extends, rules and needs resolved; the jobs the target table asks for)
+ci-check:
+	$(RFM) ci-check
 
 ## lava: one LAVA job per kernel and target (KERNELS=series,stock,baseline,
 ## TARGETS=all by default) in RFM_OUT/lava/: jobs/, artifacts/, index.json,

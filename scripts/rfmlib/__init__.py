@@ -8,7 +8,7 @@ checks all three):
     base        log atomic procs elf bzimage ktap targets tables
     settings    knobs config
     host        deps names sharedlibs
-    build/boot  tree kbuild prebuilt sparse abi ci guest qemu lava
+    build/boot  tree kbuild prebuilt sparse abi ci cilint guest qemu lava
     results     compare kcidb report merge mutgen
     pipeline    pipeline
     commands    matrix selftest shell bisect suites bench mutate checkpatch lab
@@ -31,8 +31,8 @@ LAYERS = (
     ("base", ("log", "atomic", "procs", "elf", "bzimage", "ktap", "targets", "tables")),
     ("settings", ("knobs", "config")),
     ("host", ("deps", "names", "sharedlibs")),
-    ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "guest", "qemu",
-                    "lava")),
+    ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "cilint", "guest",
+                    "qemu", "lava")),
     ("results", ("compare", "kcidb", "report", "merge", "mutgen")),
     ("pipeline", ("pipeline",)),
     ("commands", ("matrix", "selftest", "shell", "bisect", "suites", "bench", "mutate",

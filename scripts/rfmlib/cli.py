@@ -12,8 +12,8 @@ import fcntl
 import sys
 from pathlib import Path
 
-from . import (abi, bench, bisect, checkpatch, ci, config, deps, knobs, lab, matrix, mutate,
-               procs, selftest, shell, sparse, suites)
+from . import (abi, bench, bisect, checkpatch, ci, cilint, config, deps, knobs, lab, matrix,
+               mutate, procs, selftest, shell, sparse, suites)
 from .log import Fatal
 
 # Commands that replace parts of the output directory. Two of them at once
@@ -66,6 +66,8 @@ def parser():
     sub.add_parser("mutate").set_defaults(fn=mutate.cmd_mutate)
     sub.add_parser("mutate-gen").set_defaults(fn=mutate.cmd_mutate_gen)
     sub.add_parser("checkpatch").set_defaults(fn=checkpatch.cmd_checkpatch)
+    sub.add_parser("ci-check", help="the CI files read by actionlint and gitlab-ci-local"
+                   ).set_defaults(fn=cilint.cmd_ci_check)
     sub.add_parser("lava", help="LAVA jobs for KERNELS x TARGETS in RFM_OUT/lava"
                    ).set_defaults(fn=lab.cmd_lava)
     sub.add_parser("lava-import", help="LAVA job logs (LAVA_LOGS) into the matrix"

@@ -30,7 +30,7 @@ BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fu
 MATRIX = ("run", "matrix-check", "check")
 BUILDS = BOOTS + ("kernels", "abi", "sparse", "lava")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key",
-                "lava-import")
+                "lava-import", "ci-check")
 
 
 class BadValue(ValueError):

@@ -221,7 +221,19 @@ class Distro(unittest.TestCase):
 
 
 class Scheduled(unittest.TestCase):
-    """The interruption check on a schedule, idle and under load."""
+    """The interruption check on a schedule, idle and under load, and the
+    whole mutant catalogues."""
+
+    def test_the_whole_catalogues_run_on_schedules(self):
+        _, jobs = gitlab_jobs()
+        job = jobs["mutants"]
+        self.assertEqual(job["rules"], [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
+        self.assertEqual([l for l in job["script"] if l.startswith("make mutate")],
+                         ["make mutate", "make mutate-gen"])
+        doc = load(config.REPO / ".github" / "workflows" / "scheduled.yml")
+        text = steps_text(doc["jobs"]["mutants"])
+        self.assertIn("make mutate\n", text + "\n")
+        self.assertIn("make mutate-gen", text)
 
     def test_gitlab_runs_it_on_schedules_only(self):
         _, jobs = gitlab_jobs()

@@ -59,9 +59,12 @@ exec-window-check:
 
 ## distro-check: the series and stock built from Debian's own config
 ## (kconfig/distro.config), on the x86 targets and x86_64-la57 (5-level
-## paging), in RFM_OUT/distro. Slow: four large builds, not in make check
+## paging), in RFM_OUT/distro; then from the i386 -686-pae flavour's, on
+## the i386 targets, in RFM_OUT/distro-pae. Slow: six large builds, not
+## in make check
 distro-check:
 	KERNELS=distro,distro-stock TARGETS="x86 x86_64-la57" RFM_OUT=$${RFM_OUT:-out}/distro $(RFM) matrix-check
+	KERNELS=distro-pae,distro-pae-stock TARGETS=i386,i386-pentium3 RFM_OUT=$${RFM_OUT:-out}/distro-pae $(RFM) matrix-check
 
 ## checkpatch: the tree's scripts/checkpatch.pl --strict on every patch,
 ## the series' names against mainline's, every mutant applying exactly,

@@ -103,9 +103,10 @@ def real_package(meta):
     return m.group(1) + (":" + arch if arch else "")
 
 
-def fetch(kconfig_name):
-    """Directory with bzImage and config of Debian's kernel for a build."""
-    meta = PACKAGES[kconfig_name]
+def fetch(kconfig_name, meta=None):
+    """Directory with bzImage and config of Debian's kernel for a build
+    (PACKAGES', or the metapackage `meta`)."""
+    meta = meta or PACKAGES[kconfig_name]
     package = real_package(meta)
     version = _run(["apt-cache", "policy", package])
     m = re.search(r"Candidate: (\S+)", version)
@@ -154,7 +155,7 @@ def base_config(variant, kconfig_name):
     (KERNELS=distro), else None."""
     if variant.get("base") != "debian":
         return None
-    debian = fetch(kconfig_name)
+    debian = fetch(kconfig_name, variant.get("base_package", {}).get(kconfig_name))
     path = debian / "config-without-modules"
     if not path.exists():
         atomic.write(path, without_modules((debian / "config").read_text()))

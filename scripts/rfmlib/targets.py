@@ -226,6 +226,8 @@ TARGET_GROUPS = {
 
 # What the distro variants add to Debian's config, per kernel build.
 DISTRO_FRAGMENTS = {"x86_64": ("distro.config",), "i386": ("distro.config",)}
+DISTRO_PAE_FRAGMENTS = {"i386": ("distro.config",)}
+DISTRO_PAE_PACKAGE = {"i386": "linux-image-686-pae:i386"}
 
 # Kernel variants, in the order the matrix shows them. "patches" says which
 # prefix of patches/series the variant applies: all, the first one, none.
@@ -253,6 +255,15 @@ KERNEL_VARIANTS = {
                "about": "series, built from Debian's own config (kconfig/distro.config)"},
     "distro-stock": {"patches": "none", "base": "debian", "fragments": DISTRO_FRAGMENTS,
                      "about": "stock, built from Debian's own config (kconfig/distro.config)"},
+    # The same from Debian's other i386 flavour, -686-pae (PAE page tables,
+    # 64 GiB of high memory, NX): i386 only.
+    "distro-pae": {"patches": "all", "base": "debian", "base_package": DISTRO_PAE_PACKAGE,
+                   "fragments": DISTRO_PAE_FRAGMENTS,
+                   "about": "series, built from Debian's linux-image-686-pae config"},
+    "distro-pae-stock": {"patches": "none", "base": "debian",
+                         "base_package": DISTRO_PAE_PACKAGE,
+                         "fragments": DISTRO_PAE_FRAGMENTS,
+                         "about": "stock, built from Debian's linux-image-686-pae config"},
     # A kernel built elsewhere: BZIMAGE=path [BZIMAGE32=path].
     "user": {"prebuilt": "user",
              "about": "the user's own bzImage (BZIMAGE, BZIMAGE32)"},

@@ -63,6 +63,15 @@ class Distro(unittest.TestCase):
                          "CONFIG_EXT4_FS=y\n# CONFIG_AFS_FS is not set\n"
                          "# CONFIG_FOO is not set\nCONFIG_S=\"m\"\n")
 
+    def test_the_pae_pair_is_debians_686_pae_flavour_on_i386_alone(self):
+        for k in ("distro-pae", "distro-pae-stock"):
+            v = targets.KERNEL_VARIANTS[k]
+            self.assertEqual(v["base"], "debian")
+            self.assertEqual(v["base_package"], {"i386": "linux-image-686-pae:i386"})
+            self.assertEqual(set(v["fragments"]), {"i386"})
+        self.assertTrue(targets.has_series("distro-pae"))
+        self.assertFalse(targets.has_series("distro-pae-stock"))
+
     def test_the_distro_variants_start_from_debians_config(self):
         for k in ("distro", "distro-stock"):
             v = targets.KERNEL_VARIANTS[k]

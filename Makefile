@@ -10,7 +10,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: ci-check lava lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -127,6 +127,11 @@ ci-check:
 ## lab fetches the artifacts; default file://)
 lava:
 	$(RFM) lava
+
+## lava-run: run make lava's jobs here, offline, with Debian's lava-run
+## and the stock qemu device, as a lab would; their logs in RFM_OUT/lava/logs
+lava-run:
+	$(RFM) lava-run
 
 ## lava-import: the jobs' logs (LAVA_LOGS, default RFM_OUT/lava/logs,
 ## NAME.log for NAME.yaml) into the matrix, as a local run's

@@ -21,7 +21,7 @@ from .log import Fatal
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz", "stress", "abi",
               "guest-selftest", "mutate", "mutate-gen", "perf-gate", "merge", "lava",
-              "lava-import", "lava-check"}
+              "lava-run", "lava-import", "lava-check"}
 
 
 @contextlib.contextmanager
@@ -70,6 +70,8 @@ def parser():
                    ).set_defaults(fn=cilint.cmd_ci_check)
     sub.add_parser("lava", help="LAVA jobs for KERNELS x TARGETS in RFM_OUT/lava"
                    ).set_defaults(fn=lab.cmd_lava)
+    sub.add_parser("lava-run", help="run make lava's jobs here with lava-run (offline)"
+                   ).set_defaults(fn=lab.cmd_lava_run)
     sub.add_parser("lava-import", help="LAVA job logs (LAVA_LOGS) into the matrix"
                    ).set_defaults(fn=lab.cmd_lava_import)
     sub.add_parser("lava-check", help="the LAVA round trip, offline, with lava-run"

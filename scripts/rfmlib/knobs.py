@@ -26,7 +26,7 @@ from .log import Usage, warn
 # Commands by what they read (rfm command names; "check" is `make check`,
 # checked once before its steps run).
 BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fuzz", "stress",
-         "mutate", "mutate-gen", "perf-gate", "bisect-check", "lava-check")
+         "mutate", "mutate-gen", "perf-gate", "bisect-check", "lava-check", "lava-run")
 MATRIX = ("run", "matrix-check", "check")
 BUILDS = BOOTS + ("kernels", "abi", "sparse", "lava")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key",

@@ -66,6 +66,24 @@ def cmd_lava(_args):
     return 1 if bad else 0
 
 
+def cmd_lava_run(_args):
+    """Run every job make lava wrote with Debian's lava-run, here, as a lab
+    would: a job's log lands in out/lava/logs/, ready for lava-import."""
+    deps.ensure()
+    where = lava_dir()
+    jobs = sorted((where / "jobs").glob("*.yaml"))
+    if not jobs:
+        raise Fatal("%s/jobs holds no job: make lava writes them" % where, status=2)
+    limit = knobs.get("RUN_TIMEOUT") + 300
+    for n, path in enumerate(jobs, 1):
+        log = lava.run_job(path, where, limit)
+        _, boot = lava.guest_from_log(log.read_text(errors="replace"))
+        progress("lava", "%d/%d %s: %s in %.1fs" % (n, len(jobs), path.stem, boot.status,
+                                                   boot.seconds))
+    print("%d job log(s) in %s/logs: make lava-import reads them" % (len(jobs), where))
+    return 0
+
+
 def import_logs(logs, out, index=None, only=None):
     """Read the NAME.log files of `logs` (all, or the names in `only`) into
     out/<kernel>/<target>/ as a local boot leaves them, and write out's

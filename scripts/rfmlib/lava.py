@@ -333,22 +333,28 @@ class LavaRun:
     def run(self, guests, ended):
         for g in guests:
             path = write_job(g, self.where, "file://%s" % self.where)
-            name = path.stem
-            device = self.where / "devices" / ("%s.yaml" % name)
-            device.parent.mkdir(parents=True, exist_ok=True)
-            device.write_text(device_dict(path))
-            outdir = self.where / "lava-run" / name
-            shutil.rmtree(outdir, ignore_errors=True)
-            log = self.where / "logs" / ("%s.log" % name)
-            log.parent.mkdir(parents=True, exist_ok=True)
-            limit = (g.run_timeout or knobs.get("RUN_TIMEOUT")) + 300
-            with open(log, "w") as f:
-                try:
-                    procs.run(["lava-run", "--job-id", "1", "--output-dir", str(outdir),
-                               "--device", str(device), str(path)],
-                              stdout=f, stderr=subprocess.STDOUT, timeout=limit)
-                except subprocess.TimeoutExpired:
-                    pass    # the log so far says how far the guest got
+            log = run_job(path, self.where, (g.run_timeout or knobs.get("RUN_TIMEOUT")) + 300)
             console, boot = guest_from_log(log.read_text(errors="replace"))
             write_guest(g.out, console, boot)
             ended(g, boot)
+
+
+def run_job(path, where, limit):
+    """Run the job at `path` with lava-run on the stock qemu device,
+    rendered for it; its log, where/logs/NAME.log, as a lab's would be."""
+    name = path.stem
+    device = where / "devices" / ("%s.yaml" % name)
+    device.parent.mkdir(parents=True, exist_ok=True)
+    device.write_text(device_dict(path))
+    outdir = where / "lava-run" / name
+    shutil.rmtree(outdir, ignore_errors=True)
+    log = where / "logs" / ("%s.log" % name)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as f:
+        try:
+            procs.run(["lava-run", "--job-id", "1", "--output-dir", str(outdir),
+                       "--device", str(device), str(path)],
+                      stdout=f, stderr=subprocess.STDOUT, timeout=limit)
+        except subprocess.TimeoutExpired:
+            pass    # the log so far says how far the guest got
+    return log

@@ -37,55 +37,57 @@ def out_dir_lock():
         yield
 
 
+# Each command, the function that runs it (in the module of its
+# subject), and a line of help; the Makefile's targets name them.
+COMMANDS = (
+    ("run", matrix.cmd_run, "build, boot and print the matrix (KERNELS=series)"),
+    ("matrix-check", matrix.cmd_run, "the matrix with series, stock and baseline"),
+    ("report", matrix.cmd_report, "render RFM_OUT again without booting"),
+    ("merge", matrix.cmd_merge, "join shard outputs (RESULTS) into one matrix"),
+    ("kernels", matrix.cmd_kernels, "build (or find in the cache) the kernels only"),
+    ("cache-key", ci.cmd_cache_key, "the key of the kernels KERNELS and TARGETS select"),
+    ("shell", shell.cmd_shell, "a shell in one guest (TARGET, KERNEL)"),
+    ("deps", deps.cmd_deps, "install the Debian packages"),
+    ("host-tests", selftest.cmd_host_tests, "the driver's unit tests"),
+    ("guest-selftest", selftest.cmd_guest_selftest, "a panicking and a hanging guest fail"),
+    ("bench", bench.cmd_bench, "the seed's performance claims, measured"),
+    ("perf-gate", bench.cmd_perf_gate, "series against stock in exact instruction counts"),
+    ("fuzz", suites.cmd_fuzz, "hostile lists against a model of the walk"),
+    ("stress", suites.cmd_stress, "owners killed while others wait"),
+    ("bisect-check", bisect.cmd_bisect_check, "the series one patch at a time"),
+    ("mutate", mutate.cmd_mutate, "the mutant catalogue must turn the matrix red"),
+    ("mutate-gen", mutate.cmd_mutate_gen, "the same for generated mutants"),
+    ("checkpatch", checkpatch.cmd_checkpatch, "checkpatch --strict, names, mutants apply"),
+    ("sparse", sparse.cmd_sparse, "sparse on the series' C files against stock"),
+    ("ci-check", cilint.cmd_ci_check, "the CI files read by actionlint and gitlab-ci-local"),
+    ("lava", lab.cmd_lava, "LAVA jobs for KERNELS x TARGETS in RFM_OUT/lava"),
+    ("lava-run", lab.cmd_lava_run, "run make lava's jobs here with lava-run (offline)"),
+    ("lava-import", lab.cmd_lava_import, "LAVA job logs (LAVA_LOGS) into the matrix"),
+    ("lava-check", lab.cmd_lava_check, "the LAVA round trip, offline, with lava-run"),
+    ("abi", abi.cmd_abi, "the ABI gate against headers, pahole, tables"),
+    ("knobs", knobs.cmd_knobs, "the knob table; --check COMMAND checks its knobs"),
+)
+
+
 def parser():
-    """The command line: each command and the function that runs it."""
+    """The command line: each command of COMMANDS, and its options."""
     ap = argparse.ArgumentParser(prog="rfm")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("run", help="build, boot and print the matrix")
-    p.set_defaults(fn=matrix.cmd_run)
-    p = sub.add_parser("matrix-check", help="the matrix with the check kernels")
-    p.set_defaults(fn=matrix.cmd_run)
-    sub.add_parser("host-tests").set_defaults(fn=selftest.cmd_host_tests)
-    sub.add_parser("report").set_defaults(fn=matrix.cmd_report)
-    sub.add_parser("merge", help="join shard outputs (RESULTS) into one matrix"
-                   ).set_defaults(fn=matrix.cmd_merge)
-    p = sub.add_parser("cache-key", help="the key of the kernels KERNELS and TARGETS select")
-    p.add_argument("--list", action="store_true", help="each kernel's key instead")
-    p.add_argument("--prune", action="store_true",
-                   help="remove every other kernel from $RFM_CACHE/kernels")
-    p.set_defaults(fn=ci.cmd_cache_key)
-    sub.add_parser("kernels").set_defaults(fn=matrix.cmd_kernels)
-    sub.add_parser("shell").set_defaults(fn=shell.cmd_shell)
-    sub.add_parser("deps").set_defaults(fn=deps.cmd_deps)
-    sub.add_parser("guest-selftest").set_defaults(fn=selftest.cmd_guest_selftest)
-    sub.add_parser("bench").set_defaults(fn=bench.cmd_bench)
-    sub.add_parser("perf-gate").set_defaults(fn=bench.cmd_perf_gate)
-    sub.add_parser("fuzz").set_defaults(fn=suites.cmd_fuzz)
-    sub.add_parser("stress").set_defaults(fn=suites.cmd_stress)
-    sub.add_parser("bisect-check").set_defaults(fn=bisect.cmd_bisect_check)
-    sub.add_parser("mutate").set_defaults(fn=mutate.cmd_mutate)
-    sub.add_parser("mutate-gen").set_defaults(fn=mutate.cmd_mutate_gen)
-    sub.add_parser("checkpatch").set_defaults(fn=checkpatch.cmd_checkpatch)
-    sub.add_parser("ci-check", help="the CI files read by actionlint and gitlab-ci-local"
-                   ).set_defaults(fn=cilint.cmd_ci_check)
-    sub.add_parser("lava", help="LAVA jobs for KERNELS x TARGETS in RFM_OUT/lava"
-                   ).set_defaults(fn=lab.cmd_lava)
-    sub.add_parser("lava-run", help="run make lava's jobs here with lava-run (offline)"
-                   ).set_defaults(fn=lab.cmd_lava_run)
-    sub.add_parser("lava-import", help="LAVA job logs (LAVA_LOGS) into the matrix"
-                   ).set_defaults(fn=lab.cmd_lava_import)
-    sub.add_parser("lava-check", help="the LAVA round trip, offline, with lava-run"
-                   ).set_defaults(fn=lab.cmd_lava_check)
-    sub.add_parser("sparse").set_defaults(fn=sparse.cmd_sparse)
-    p = sub.add_parser("abi", help="the ABI gate against headers, pahole, tables")
-    p.add_argument("--expected", type=Path, help="expected ABI file (abi/expected.abi)")
-    p.add_argument("--system-only", action="store_true",
-                   help="only /usr/include (no kernel tree)")
-    p.set_defaults(fn=abi.cmd_abi)
-    p = sub.add_parser("knobs", help="the knob table; --check COMMAND checks its knobs")
-    p.add_argument("--check", metavar="COMMAND")
-    p.add_argument("--markdown", action="store_true", help="as docs/knobs.md shows it")
-    p.set_defaults(fn=knobs.cmd_knobs)
+    cmd = {}
+    for name, fn, about in COMMANDS:
+        cmd[name] = sub.add_parser(name, help=about)
+        cmd[name].set_defaults(fn=fn)
+    cmd["cache-key"].add_argument("--list", action="store_true",
+                                  help="each kernel's key instead")
+    cmd["cache-key"].add_argument("--prune", action="store_true",
+                                  help="remove every other kernel from $RFM_CACHE/kernels")
+    cmd["abi"].add_argument("--expected", type=Path,
+                            help="expected ABI file (abi/expected.abi)")
+    cmd["abi"].add_argument("--system-only", action="store_true",
+                            help="only /usr/include (no kernel tree)")
+    cmd["knobs"].add_argument("--check", metavar="COMMAND")
+    cmd["knobs"].add_argument("--markdown", action="store_true",
+                              help="as docs/knobs.md shows it")
     return ap
 
 

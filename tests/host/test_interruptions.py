@@ -5,7 +5,6 @@ directory or tree killed half way is repaired, progress lines stay whole.
 import contextlib
 import fcntl
 import io
-import json
 import os
 import shutil
 import signal

@@ -28,11 +28,18 @@ def write_jobs(p, where, url_base):
     """Every guest of pipeline p as a job in `where`, with the program
     timeout of a local run; the index that maps each job's name to its
     kernel, target and programs, and says what the run is made of."""
-    index = {}
-    for g in p.guests(config.out_dir(), append="rfm.timeout=%d" % program_timeout()):
-        path = lava.write_job(g, where, url_base)
-        index[path.stem] = {"kernel": g.kernel, "target": g.target.name,
-                            "programs": list(g.programs), "job": "jobs/%s" % path.name}
+    guests = p.guests(config.out_dir(), append="rfm.timeout=%d" % program_timeout())
+    for g in guests:
+        lava.write_job(g, where, url_base)
+    return write_index(p, guests, where)
+
+
+def write_index(p, guests, where):
+    """where/index.json: each job's kernel, target and programs, and what
+    pipeline p's run is made of (make merge checks it); its jobs."""
+    index = {lava.job_name(g.kernel, g.target.name): {
+        "kernel": g.kernel, "target": g.target.name, "programs": list(g.programs),
+        "job": "jobs/%s.yaml" % lava.job_name(g.kernel, g.target.name)} for g in guests}
     atomic.write(where / INDEX, json.dumps({"described": p.described,
                                             "provenance": provenance(p), "jobs": index},
                                            indent=1))
@@ -177,8 +184,9 @@ def cmd_lava_check(_args):
     pairs = select_targets("x86_64,arm64")
     p = Pipeline(("series",), pairs).build()
     local = boot_all(LocalQemu("tcg", config.jobs()), p.guests(where / "local"))["series"]
-    lab = boot_all(lava.LavaRun(where / "lava"), p.guests(where / "imported"),
-                   stage="lava")["series"]
+    imported = p.guests(where / "imported")
+    lab = boot_all(lava.LavaRun(where / "lava"), imported, stage="lava")["series"]
+    write_index(p, imported, where / "lava")
     rows, problems = [], len(bad)
     for t in pairs:
         diff = differences(local[t.name], lab[t.name])
@@ -200,17 +208,11 @@ def cmd_lava_check(_args):
                      "differs, as it must" if caught else "NOT SEEN: the proof is blind"])
     # Mixed sources: x86_64 from the local run, arm64 from LAVA, one matrix.
     local_shard, lava_shard = where / "shard-local", where / "shard-lava"
-    one = Pipeline(("series",), pairs[:1])
-    one.images, one.initrds = p.images, {pairs[0].userland: p.initrds[pairs[0].userland]}
+    one = Pipeline(("series",), pairs[:1]).build()      # cached: no build
     write_run(local_shard, one, {"series": {pairs[0].name: local[pairs[0].name]}},
               run_meta("tcg", p.described))
-    for name in ("series",):
-        shutil.copytree(where / "local" / name / pairs[0].name,
-                        local_shard / name / pairs[0].name)
-    atomic.write(where / "lava" / INDEX, json.dumps({
-        "described": p.described, "provenance": provenance(p),
-        "jobs": {lava.job_name("series", t.name): {"programs": list(p.initrds[t.userland][1])}
-                 for t in pairs}}))
+    shutil.copytree(where / "local" / "series" / pairs[0].name,
+                    local_shard / "series" / pairs[0].name)
     import_logs(where / "lava" / "logs", lava_shard,
                 json.loads((where / "lava" / INDEX).read_text()),
                 only={lava.job_name("series", pairs[1].name)})

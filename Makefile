@@ -152,10 +152,11 @@ mutate:
 	$(RFM) mutate
 
 ## mutate-short: the CI version: four mutants of the walk, the compat
-## arithmetic, the wake rules and get_robust_list(), cheap to rebuild,
-## and series v2's exec order on the exec-window test kernel
+## arithmetic, the wake rules and get_robust_list(), one of the vDSO
+## unlock's signal-time fixup, cheap to rebuild, and series v2's exec
+## order on the exec-window test kernel
 mutate-short:
-	MUTANT=walk-misaligned-word-accepted,compat-offset-64-bit-sum,pending-rule-before-6.1.187,get-head-before-len,exec-release-before-de_thread \
+	MUTANT=walk-misaligned-word-accepted,compat-offset-64-bit-sum,pending-rule-before-6.1.187,get-head-before-len,fixup-range-starts-after-cmpxchg,exec-release-before-de_thread \
 		$(RFM) mutate
 
 ## mutate-gen: generate mutants from the series' added C lines (every

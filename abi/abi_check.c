@@ -53,6 +53,16 @@ SAME(__NR_set_robust_list - NR_BASE, EXPECT_nr_set_robust_list,
      "__NR_set_robust_list");
 SAME(__NR_get_robust_list - NR_BASE, EXPECT_nr_get_robust_list,
      "__NR_get_robust_list");
+/*
+ * The 2026 robust-unlock modifiers (mainline v7.2): in the series'
+ * headers (patch 12), not in 6.1's. The gate requires them of the
+ * series' headers only.
+ */
+#ifdef FUTEX_ROBUST_UNLOCK
+SAME(FUTEX_ROBUST_UNLOCK, EXPECT_const_FUTEX_ROBUST_UNLOCK, "FUTEX_ROBUST_UNLOCK");
+SAME(FUTEX_ROBUST_LIST32, EXPECT_const_FUTEX_ROBUST_LIST32, "FUTEX_ROBUST_LIST32");
+SAME(FUTEX_CMD_MASK, EXPECT_const_FUTEX_CMD_MASK, "FUTEX_CMD_MASK");
+#endif
 #ifdef EXPECT_const___X32_SYSCALL_BIT
 SAME(__X32_SYSCALL_BIT, EXPECT_const___X32_SYSCALL_BIT, "__X32_SYSCALL_BIT");
 #endif
@@ -85,6 +95,11 @@ void rfm_abi_values(void)
 	RFM_VALUE("const.FUTEX_OWNER_DIED", FUTEX_OWNER_DIED);
 	RFM_VALUE("const.FUTEX_TID_MASK", FUTEX_TID_MASK);
 	RFM_VALUE("const.ROBUST_LIST_LIMIT", ROBUST_LIST_LIMIT);
+#ifdef FUTEX_ROBUST_UNLOCK
+	RFM_VALUE("const.FUTEX_ROBUST_UNLOCK", FUTEX_ROBUST_UNLOCK);
+	RFM_VALUE("const.FUTEX_ROBUST_LIST32", FUTEX_ROBUST_LIST32);
+	RFM_VALUE("const.FUTEX_CMD_MASK", FUTEX_CMD_MASK);
+#endif
 	RFM_VALUE("const.__X32_SYSCALL_BIT", __X32_SYSCALL_BIT);
 	RFM_VALUE("nr.set_robust_list", __NR_set_robust_list - NR_BASE);
 	RFM_VALUE("nr.get_robust_list", __NR_get_robust_list - NR_BASE);

@@ -331,6 +331,10 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None):
                 got = values.get(item)
                 if got is None:
                     row.append("FAILED" if values == {} else "-")
+                    # The series' headers are the ABI of record: all of
+                    # it, the constants older headers lack included.
+                    if values and name.startswith("series"):
+                        drifts.append("%s: %s is missing from %s" % (abi, item, name))
                     continue
                 got_n = int(got) & 0xffffffff
                 row.append("%s" % (value if got_n == want_n else "DRIFT(%d)" % got_n))

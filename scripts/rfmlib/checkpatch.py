@@ -1,10 +1,12 @@
 """make checkpatch: the tree's scripts/checkpatch.pl --strict on every
 patch, the series' names against mainline's, and every mutant of the
 catalogue applying exactly. (make sparse is sparse.py's.)"""
+import os
 import re
 import subprocess
 
 from . import compare, config, deps, names, tables, tree
+from .log import Fatal
 from .mutate import stale_mutants
 
 
@@ -15,10 +17,17 @@ def cmd_checkpatch(_args):
     pristine = tree.pristine_tree()
     allowed = dict(compare.load_rules(config.PATCHES / "checkpatch-allowed.txt"))
     rows, bad = [], 0
+    # checkpatch runs scripts/spdxcheck.py on new files with `python3`:
+    # Debian's, which has the python3-ply and python3-git make deps
+    # installs, not whatever python3 comes first in PATH.
+    env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     for p in tree.read_series():
         r = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict",
                             "--show-types", str(p)],
-                           cwd=pristine, capture_output=True, text=True)
+                           cwd=pristine, capture_output=True, text=True, env=env)
+        if "Traceback" in r.stderr:
+            raise Fatal("checkpatch's SPDX check could not run on %s:\n%s"
+                        % (p.name, r.stderr[-1500:]))
         found = re.findall(r"^(ERROR|WARNING|CHECK):(\w+):", r.stdout, re.M)
         refused = [f for f in found if f[0] == "ERROR" or f[1] not in allowed]
         summary = [l for l in r.stdout.splitlines() if l.startswith("total:")]

@@ -36,6 +36,8 @@ PACKAGES = {
     "ccache": "kernel builds: a regenerated header a file does not use costs a cache hit",
     "lava-dispatcher": "make lava-check: LAVA's lava-run and job schema, offline",
     "sparse": "make sparse: the kernel's semantic checker on what the series touches",
+    "python3-ply": "make checkpatch: the SPDX check of new files (scripts/spdxcheck.py)",
+    "python3-git": "make checkpatch: the SPDX check of new files (scripts/spdxcheck.py)",
     "rsync": "make headers_install (the ABI gate)",
     "python3-yaml": "host tests: the CI files are read as CI reads them",
     "python3-jsonschema": "host tests: kcidb.json against KCIDB's schema",

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -181,6 +182,19 @@ static inline long rfm_futex_wait(uint32_t *uaddr, uint32_t val, long ms)
 static inline long rfm_futex_wake(uint32_t *uaddr, int nr)
 {
 	return syscall(SYS_futex, uaddr, FUTEX_WAKE, nr, NULL, NULL, 0);
+}
+
+/*
+ * Does a 64-bit kernel run this task? A compat task (ia32, x32, AArch32)
+ * sees the 64-bit kernel's machine in uname(): nothing sets PER_LINUX32.
+ */
+static inline int rfm_kernel_64bit(void)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return -1;
+	return !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "aarch64");
 }
 
 /* ---- robust locks in shared memory ---- */

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rfm_race.h - the robust unlock race (glibc bug 14485), made
+ * deterministic, for race.c (the hazard) and unlock_race.c (the 2026 ABI
+ * without it).
+ *
+ * A robust unlock names the lock in list_op_pending, releases the word,
+ * and clears list_op_pending. An owner that dies between the last two
+ * leaves its exit walk the released lock; by then the memory may hold
+ * something else, and if that happens to equal the dead owner's TID the
+ * walk writes FUTEX_OWNER_DIED into it.
+ *
+ * The owner is a child the case traces. For every k, a fresh child sets
+ * up the unlock, stops, and is single-stepped k instructions into it;
+ * then, if the word is released, the memory is "reused" with the owner's
+ * TID in it, and the child is killed. Afterwards the word says what the
+ * exit walk did:
+ *
+ *  - released, and now FUTEX_OWNER_DIED: corrupted, the walk wrote into
+ *    memory that was no longer the lock;
+ *  - still held at the kill, and not FUTEX_OWNER_DIED: lost, a lock the
+ *    dead owner held was not recovered.
+ *
+ * Every k is tried, from the first instruction after the stop to the end
+ * of the unlock. 32-bit ARM kernels have no PTRACE_SINGLESTEP: the cases
+ * skip there.
+ */
+#ifndef RFM_RACE_H
+#define RFM_RACE_H
+
+#include "rfm_unlock.h"
+#include "rfm_vdso.h"
+
+#include <sys/ptrace.h>
+
+#define RFM_RACE_MAX_STEPS	4000	/* far more than any unlock path here */
+
+enum rfm_unlock_path { RFM_UNLOCK_CLASSIC, RFM_UNLOCK_SYSCALL, RFM_UNLOCK_VDSO };
+
+static const char *const rfm_unlock_path_names[] = { "classic", "syscall", "vdso" };
+
+#define RFM_RACE_GUARD	0x5a5a5a5au
+
+struct rfm_race_owner {
+	struct robust_list_head head;
+	uint32_t guard;		/* right after the slot: never written */
+	struct rfm_lock lock;
+	volatile uint32_t tid;
+	volatile uint32_t done;	/* the unlock has returned */
+};
+
+/*
+ * The classic robust unlock of a lock without waiters: release the word,
+ * then clear the slot. A store-release, not glibc's cmpxchg: single
+ * steps never get through an ARM load/store-exclusive loop (each step
+ * clears the exclusive monitor), and the window is the same.
+ */
+static inline void rfm_race_classic_unlock(struct rfm_race_owner *o)
+{
+	__atomic_store_n(&o->lock.futex, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&o->head.list_op_pending, NULL, __ATOMIC_RELAXED);
+}
+
+/* The vDSO try-unlock for this ABI's list, and the system call if it fails. */
+static inline void rfm_race_vdso_unlock(struct rfm_race_owner *o, uint32_t tid,
+					void *fn)
+{
+	uint32_t found;
+
+	if (sizeof(void *) == 8)
+		found = ((rfm_try_unlock64_fn)fn)(&o->lock.futex, tid,
+						   (uint64_t *)&o->head.list_op_pending);
+	else
+		found = ((rfm_try_unlock32_fn)fn)(&o->lock.futex, tid,
+						   (uint32_t *)&o->head.list_op_pending);
+	if (found != tid)
+		rfm_robust_unlock_wake(&o->lock.futex, &o->head.list_op_pending, 1);
+}
+
+static inline void *rfm_own_try_unlock(void)
+{
+	return rfm_vdso_sym(sizeof(void *) == 8 ? RFM_TRY_UNLOCK64 : RFM_TRY_UNLOCK32,
+			    RFM_VDSO_VERSION);
+}
+
+/* The traced owner: register the list, name the lock, stop, unlock, exit. */
+static inline void rfm_race_owner_main(struct rfm_race_owner *o,
+				       enum rfm_unlock_path path, uint32_t bits,
+				       void *fn)
+{
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	o->tid = tid;
+	o->guard = RFM_RACE_GUARD;
+	rfm_head_init(&o->head);
+	/* Taken off the list already, as an unlock does first */
+	o->lock.futex = tid | bits;
+	o->head.list_op_pending = &o->lock.link;
+	if (rfm_set_robust_list(&o->head, sizeof(o->head)))
+		_exit(1);
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(2);
+	/* Not raise(): no lock of libc's to step through after the stop */
+	syscall(SYS_kill, getpid(), SIGSTOP);
+	switch (path) {
+	case RFM_UNLOCK_CLASSIC:
+		rfm_race_classic_unlock(o);
+		break;
+	case RFM_UNLOCK_SYSCALL:
+		rfm_robust_unlock_wake(&o->lock.futex, &o->head.list_op_pending, 1);
+		break;
+	case RFM_UNLOCK_VDSO:
+		rfm_race_vdso_unlock(o, tid, fn);
+		break;
+	}
+	o->done = 1;
+	for (;;)
+		pause();	/* killed here, once the tracer sees done */
+}
+
+struct rfm_race_tally {
+	int runs, windows, corrupted, lost, steps_to_done;
+	int clobbered;		/* runs that wrote past the slot */
+	int first_window;	/* k of the first window seen, or -1 */
+};
+
+/*
+ * One child: @k single steps after its stop, then reuse and kill.
+ * Returns 1 if it ran, 0 once k is past the end of the unlock, -1 on a
+ * tracing error (errno set).
+ */
+static inline int rfm_race_one_run(struct rfm_race_owner *o,
+				   enum rfm_unlock_path path, uint32_t bits,
+				   void *fn, int k, struct rfm_race_tally *t)
+{
+	int status, released, in_window;
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		rfm_race_owner_main(o, path, bits, fn);
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		return -1;
+	for (int i = 0; i < k; i++) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL))
+			goto trace_error;
+		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+			errno = ECHILD;
+			goto trace_error;
+		}
+		if (o->done)
+			break;
+	}
+	if (o->done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return 0;
+	}
+	released = (o->lock.futex & FUTEX_TID_MASK) != o->tid;
+	in_window = released && o->head.list_op_pending != NULL;
+	if (released)
+		o->lock.futex = o->tid;		/* the memory, reused */
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+
+	t->runs++;
+	if (in_window && t->first_window < 0)
+		t->first_window = k;
+	t->windows += in_window;
+	t->corrupted += released && (o->lock.futex & FUTEX_OWNER_DIED);
+	t->lost += !released && !(o->lock.futex & FUTEX_OWNER_DIED);
+	t->clobbered += o->guard != RFM_RACE_GUARD;
+	return 1;
+
+trace_error:
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* Every k from 0 to the end of the unlock. */
+static inline int rfm_race_sweep(enum rfm_unlock_path path, uint32_t bits,
+				 void *fn, struct rfm_race_tally *t)
+{
+	struct rfm_race_owner *o = rfm_shared(sizeof(*o));
+
+	memset(t, 0, sizeof(*t));
+	t->first_window = -1;
+	if (!o)
+		return -1;
+	for (int k = 0; k < RFM_RACE_MAX_STEPS; k++) {
+		int r = rfm_race_one_run(o, path, bits, fn, k, t);
+
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			t->steps_to_done = k;
+			return 0;
+		}
+	}
+	errno = E2BIG;
+	return -1;
+}
+
+/* PTRACE_SINGLESTEP at all? 32-bit ARM kernels refuse it (EIO). */
+static inline int rfm_can_single_step(void)
+{
+	int status, ok;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		syscall(SYS_kill, getpid(), SIGSTOP);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	ok = !ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return ok;
+}
+
+#define RFM_NO_SINGLESTEP "no PTRACE_SINGLESTEP on this kernel (32-bit ARM has none)"
+
+static inline void rfm_race_report(enum rfm_unlock_path path,
+				   const struct rfm_race_tally *t)
+{
+	rfm_diag("%s: %d runs, unlock done after %d steps, window at k=%d, "
+		 "%d in a window, %d corrupted, %d lost, %d clobbered",
+		 rfm_unlock_path_names[path], t->runs, t->steps_to_done,
+		 t->first_window, t->windows, t->corrupted, t->lost, t->clobbered);
+	rfm_obs("window", "%s", t->windows ? "found" : "none");
+	rfm_obs("corrupted", "%s", t->corrupted ? "yes" : "no");
+	rfm_obs("lost", "%d", t->lost);
+	rfm_obs("clobbered", "%d", t->clobbered);
+}
+
+#endif /* RFM_RACE_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rfm_unlock.h - the 2026 robust-unlock ABI, as user space calls it.
+ *
+ * FUTEX_ROBUST_UNLOCK makes FUTEX_WAKE, FUTEX_WAKE_BITSET and
+ * FUTEX_UNLOCK_PI release the lock and clear the robust list's
+ * pending-op slot (uaddr2) in one system call; FUTEX_ROBUST_LIST32 says
+ * the slot is 32 bits wide. The values are mainline's (v7.2,
+ * include/uapi/linux/futex.h): the system's 6.1 headers do not have
+ * them, the series' exported headers do (make abi checks they agree).
+ */
+#ifndef RFM_UNLOCK_H
+#define RFM_UNLOCK_H
+
+#include "rfm_test.h"
+
+#ifndef FUTEX_ROBUST_UNLOCK
+#define FUTEX_ROBUST_UNLOCK	512
+#endif
+#ifndef FUTEX_ROBUST_LIST32
+#define FUTEX_ROBUST_LIST32	1024
+#endif
+
+/*
+ * The modifiers for this ABI's own list_op_pending: a pointer of user
+ * space, so 32 bits wide on ILP32 (ia32, i386, x32, AArch32, armhf).
+ */
+#define RFM_OWN_SLOT	(sizeof(void *) == 4 ? FUTEX_ROBUST_LIST32 : 0)
+#define RFM_ROBUST_UNLOCK_OWN	(FUTEX_ROBUST_UNLOCK | RFM_OWN_SLOT)
+
+/* futex(uaddr, op, val, NULL, uaddr2, val3), by raw system call. */
+static inline long rfm_futex_op(uint32_t *uaddr, int op, uint32_t val,
+				void *uaddr2, uint32_t val3)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, uaddr2, val3);
+}
+
+/*
+ * Release @word, which the caller owns, through FUTEX_WAKE with
+ * FUTEX_ROBUST_UNLOCK, and clear @slot (list_op_pending of this ABI's
+ * head). Returns the system call's result.
+ */
+static inline long rfm_robust_unlock_wake(uint32_t *word, void *slot, int nr)
+{
+	return rfm_futex_op(word, FUTEX_WAKE | RFM_ROBUST_UNLOCK_OWN, nr, slot, 0);
+}
+
+/*
+ * Does this kernel have FUTEX_ROBUST_UNLOCK? A private word of our own
+ * and a slot of our own: the call must release the one and clear the
+ * other. The answer is an observation ("robust_unlock=ok", or what went
+ * wrong), so a kernel without it shows why each case fails.
+ */
+static inline int rfm_have_robust_unlock(void)
+{
+	uint32_t word = (uint32_t)rfm_gettid();
+	void *slot = &word;
+	long ret = rfm_futex_op(&word, FUTEX_WAKE_PRIVATE | RFM_ROBUST_UNLOCK_OWN,
+				1, &slot, 0);
+	int err = errno;
+
+	if (ret == 0 && word == 0 && slot == NULL) {
+		rfm_obs("robust_unlock", "ok");
+		return 1;
+	}
+	if (ret < 0)
+		rfm_obs("robust_unlock", "%s", rfm_errno_name(err));
+	else
+		rfm_obs("robust_unlock", "ret=%ld word=%#x slot_cleared=%d", ret,
+			word, slot == NULL);
+	return 0;
+}
+
+#define RFM_REQUIRE_ROBUST_UNLOCK() \
+	RFM_CHECK(rfm_have_robust_unlock(), "this kernel has no FUTEX_ROBUST_UNLOCK")
+
+#endif /* RFM_UNLOCK_H */

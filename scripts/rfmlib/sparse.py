@@ -4,7 +4,9 @@ sparse (make C=2) runs on every .c file the series changes or adds, in the
 series kernel and in stock, for x86_64 and i386; a warning the series'
 files have that stock's do not fails. Line numbers are left out of the
 comparison: they move when a patch adds lines above a warning that was
-there all along.
+there all along. A function the series renames keeps its findings:
+patches/sparse-renamed.txt maps stock's name to the series' before the
+comparison.
 """
 import re
 
@@ -16,6 +18,28 @@ LOCATION_RE = re.compile(r":\d+(?::\d+)?:")
 # sparse names files by the tree's absolute path, which differs between
 # the series' tree slot and the pristine tree stock is built from.
 TREE_PREFIX_RE = re.compile(r"\S*/%s/" % re.escape(config.LINUX_TOPDIR))
+RENAMED = config.PATCHES / "sparse-renamed.txt"
+
+
+def load_renames(text):
+    """[(stock name, series name)] from sparse-renamed.txt."""
+    pairs = []
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            old, new = line.split("\t")[:2]
+            pairs.append((old, new))
+    return pairs
+
+
+def renamed(found, renames):
+    """Stock's findings under the series' names: sparse quotes a function
+    as 'name'."""
+    out = set()
+    for f in found:
+        for old, new in renames:
+            f = f.replace("'%s'" % old, "'%s'" % new)
+        out.add(f)
+    return out
 
 
 def series_sources(patches):
@@ -36,9 +60,10 @@ def run(configs=SPARSE_CONFIGS):
     series = tree.patches_for("all")
     sources = series_sources(series)
     rows, new = [], {}
+    renames = load_renames(RENAMED.read_text()) if RENAMED.exists() else []
     for kc in configs:
         mine = findings(kbuild.sparse_check("series", series, kc, sources))
-        stock = findings(kbuild.sparse_check("stock", [], kc, sources))
+        stock = renamed(findings(kbuild.sparse_check("stock", [], kc, sources)), renames)
         new[kc] = sorted(mine - stock)
         rows.append([kc, str(len(mine)), str(len(stock)), str(len(new[kc]))])
     lines = ["sparse (make C=2) on %s" % " ".join(sources), "",

@@ -131,6 +131,19 @@ class Sparse(unittest.TestCase):
         self.assertEqual(sparse.findings(series), {
             "fs/exec.c: warning: incorrect type in argument 1 (different address spaces)"})
 
+    def test_a_renamed_function_keeps_stock_s_finding(self):
+        stock = sparse.findings("kernel/futex/pi.c:1101:5: warning: context imbalance "
+                                "in 'futex_unlock_pi' - different lock contexts\n")
+        series = sparse.findings("kernel/futex/pi.c:1101:12: warning: context imbalance "
+                                 "in '__futex_unlock_pi' - different lock contexts\n")
+        renames = sparse.load_renames(sparse.RENAMED.read_text())
+        self.assertIn(("futex_unlock_pi", "__futex_unlock_pi"), renames)
+        self.assertEqual(series - sparse.renamed(stock, renames), set())
+        # Only the quoted name: a longer one that contains it is not it.
+        other = sparse.findings("kernel/futex/pi.c:1:1: warning: x in "
+                                "'futex_unlock_pi_foo'\n")
+        self.assertEqual(sparse.renamed(other, renames), other)
+
     def test_the_series_c_files(self):
         sources = sparse.series_sources(tree.read_series())
         self.assertIn("kernel/futex/robust.c", sources)

@@ -15,6 +15,12 @@
  *    registered, with an empty list, and with one held lock; and, on a
  *    kernel with patches/bench-exit (x86), the instructions the release
  *    of the thread's futex state itself takes at its exit.
+ * 4. The 2026 robust unlock (patches 12 to 14): one unlock of a lock
+ *    without waiters the classic way (release, clear list_op_pending) and
+ *    through the vDSO try-unlock; one of a lock with FUTEX_WAITERS set
+ *    (nobody asleep) with FUTEX_WAKE and with FUTEX_WAKE |
+ *    FUTEX_ROBUST_UNLOCK; and a signal delivered to the task itself, the
+ *    path the series' fixup hook sits on, outside any unlock.
  *
  * Each point is measured RUNS times; the median and the quartiles are
  * printed as one JSON object per line ("# bench {...}") inside an
@@ -25,13 +31,16 @@
  * gate reads (the walk at the largest N, thread create+exit), three runs
  * each: under QEMU's instruction count every run gives the same figure.
  */
-#include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
+#include "rfm_unlock.h"	/* first: rfm_test.h defines _GNU_SOURCE */
+#include "rfm_vdso.h"
 
 #include <pthread.h>
 #include <sched.h>
 
 #define RUNS		15
 #define THREAD_LOOPS	200
+#define UNLOCK_LOOPS	1000
+#define SIGNAL_LOOPS	200
 
 static long max_n = ROBUST_LIST_LIMIT;
 static int gate_only;		/* rfm.bench_gate=1 */
@@ -315,43 +324,44 @@ static void *short_thread(void *arg)
 }
 
 /*
- * patches/bench-exit's counter of futex_exit_release(): how many user
- * tasks exited since the last read, the fewest instructions one release
- * took, and their sum. Reading it starts a new count. 0 when the kernel
- * has no such counter.
+ * The instruction counters of the benchmark-only kernel patches: how many
+ * times the code ran since the last read, the fewest instructions one run
+ * took, and their sum ("count min sum"). Reading one starts a new count.
+ * 0 when the kernel has no such counter.
  */
-#define EXIT_RELEASE_COUNTER "/proc/rfm_bench_exit_release"
-
-struct exit_release {
-	unsigned long long exits, min, sum;
+struct insn_counter {
+	unsigned long long count, min, sum;
 };
 
-static int exit_release_read(struct exit_release *e)
+static int counter_read(const char *path, struct insn_counter *c)
 {
-	FILE *f = fopen(EXIT_RELEASE_COUNTER, "r");
+	FILE *f = fopen(path, "r");
 	int n;
 
 	if (!f)
 		return 0;
-	n = fscanf(f, "%llu %llu %llu", &e->exits, &e->min, &e->sum);
+	n = fscanf(f, "%llu %llu %llu", &c->count, &c->min, &c->sum);
 	fclose(f);
 	return n == 3;
 }
 
+/* patches/bench-exit: futex_exit_release() at each user task's exit */
+#define EXIT_RELEASE_COUNTER "/proc/rfm_bench_exit_release"
+
 static int thread_create_exit(void)
 {
 	uint64_t v[3][RUNS];
-	struct exit_release probe, total[3] = { 0 };
-	int counted = exit_release_read(&probe);
+	struct insn_counter probe, total[3] = { 0 };
+	int counted = counter_read(EXIT_RELEASE_COUNTER, &probe);
 
 	/* Interleave the variants run by run, against drift. */
 	for (int r = 0; r < runs_per_point; r++) {
 		for (int k = 0; k < 3; k++) {
-			struct exit_release e;
+			struct insn_counter e;
 			uint64_t t0;
 
 			if (counted)
-				exit_release_read(&e);	/* starts the count */
+				counter_read(EXIT_RELEASE_COUNTER, &e);	/* starts the count */
 			t0 = now_ns();
 
 			for (int i = 0; i < THREAD_LOOPS; i++) {
@@ -365,15 +375,15 @@ static int thread_create_exit(void)
 			v[k][r] = (now_ns() - t0) / THREAD_LOOPS;
 			if (!counted)
 				continue;
-			RFM_CHECK(exit_release_read(&e), "%s: unreadable",
+			RFM_CHECK(counter_read(EXIT_RELEASE_COUNTER, &e), "%s: unreadable",
 				  EXIT_RELEASE_COUNTER);
 			/* Each joined thread went through the release once. */
-			RFM_CHECK(e.exits == THREAD_LOOPS,
+			RFM_CHECK(e.count == THREAD_LOOPS,
 				  "%s: %llu exits counted for %d threads",
-				  EXIT_RELEASE_COUNTER, e.exits, THREAD_LOOPS);
-			if (!total[k].exits || e.min < total[k].min)
+				  EXIT_RELEASE_COUNTER, e.count, THREAD_LOOPS);
+			if (!total[k].count || e.min < total[k].min)
 				total[k].min = e.min;
-			total[k].exits += e.exits;
+			total[k].count += e.count;
 			total[k].sum += e.sum;
 		}
 	}
@@ -386,9 +396,138 @@ static int thread_create_exit(void)
 		if (counted)
 			printf("# bench {\"path\": \"exit_release\", \"list\": \"%s\", "
 			       "\"exits\": %llu, \"insns_min\": %llu, \"insns_mean\": %.1f}\n",
-			       thread_list_name[k], total[k].exits, total[k].min,
-			       (double)total[k].sum / total[k].exits);
+			       thread_list_name[k], total[k].count, total[k].min,
+			       (double)total[k].sum / total[k].count);
 	}
+	return RFM_PASS;
+}
+
+/* ---- the 2026 robust unlock, and the signal path its fixup sits on ---- */
+
+enum unlock_way { CLASSIC, VDSO, WAKE, WAKE_ROBUST };
+static const char *const unlock_way_name[] = {
+	"classic", "vdso", "wake", "wake_robust"
+};
+
+static struct robust_list_head unlock_head;
+static struct rfm_lock unlock_lock;
+
+/* One robust unlock of unlock_lock, held by @tid, list_op_pending set. */
+static void unlock_once(enum unlock_way way, uint32_t tid, void *vdso_fn)
+{
+	void *slot = &unlock_head.list_op_pending;
+
+	unlock_lock.futex = tid | (way >= WAKE ? FUTEX_WAITERS : 0);
+	unlock_head.list_op_pending = &unlock_lock.link;
+	switch (way) {
+	case CLASSIC:
+	case WAKE:
+		if (__atomic_exchange_n(&unlock_lock.futex, 0, __ATOMIC_RELEASE) &
+		    FUTEX_WAITERS)
+			rfm_futex_op(&unlock_lock.futex, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
+		__atomic_store_n(&unlock_head.list_op_pending, NULL, __ATOMIC_RELAXED);
+		break;
+	case VDSO:
+		if (sizeof(void *) == 8)
+			((rfm_try_unlock64_fn)vdso_fn)(&unlock_lock.futex, tid, slot);
+		else
+			((rfm_try_unlock32_fn)vdso_fn)(&unlock_lock.futex, tid, slot);
+		break;
+	case WAKE_ROBUST:
+		rfm_futex_op(&unlock_lock.futex, FUTEX_WAKE_PRIVATE | RFM_ROBUST_UNLOCK_OWN,
+			     1, slot, 0);
+		break;
+	}
+}
+
+/*
+ * Each way the kernel offers, per unlock. A kernel without the vDSO
+ * functions or FUTEX_ROBUST_UNLOCK (stock) has no figure for them.
+ */
+static int robust_unlock(void)
+{
+	void *vdso_fn = rfm_vdso_sym(sizeof(void *) == 8 ? RFM_TRY_UNLOCK64 :
+				     RFM_TRY_UNLOCK32, RFM_VDSO_VERSION);
+	int robust = rfm_have_robust_unlock();
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	if (gate_only)
+		return rfm_skip("rfm.bench_gate: not a figure of the gate");
+	for (enum unlock_way way = CLASSIC; way <= WAKE_ROBUST; way++) {
+		uint64_t per[RUNS];
+		struct stats s;
+
+		if ((way == VDSO && !vdso_fn) || (way == WAKE_ROBUST && !robust))
+			continue;
+		for (int r = 0; r < runs_per_point; r++) {
+			uint64_t t0 = now_ns();
+
+			for (int i = 0; i < UNLOCK_LOOPS; i++)
+				unlock_once(way, tid, vdso_fn);
+			per[r] = (now_ns() - t0) / UNLOCK_LOOPS;
+			RFM_CHECK(!unlock_lock.futex && !unlock_head.list_op_pending,
+				  "%s: word %#x, slot %p", unlock_way_name[way],
+				  unlock_lock.futex, (void *)unlock_head.list_op_pending);
+		}
+		s = summarize(per, runs_per_point);
+		printf("# bench {\"path\": \"robust_unlock\", \"way\": \"%s\", "
+		       "\"runs\": %d, \"ns\": %.1f, \"ns_q1\": %.1f, \"ns_q3\": %.1f}\n",
+		       unlock_way_name[way], runs_per_point, s.median, s.q1, s.q3);
+	}
+	return RFM_PASS;
+}
+
+/* patches/bench-signal: futex_fixup_robust_unlock() before each delivery */
+#define SIGNAL_HOOK_COUNTER "/proc/rfm_bench_signal_hook"
+
+static volatile sig_atomic_t signals_seen;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	signals_seen++;
+}
+
+/*
+ * A signal sent to the task itself and handled: the system call, the
+ * delivery (where the series looks for a vDSO unlock to finish first),
+ * the handler and the return. The series' cost over stock is its hook.
+ */
+static int signal_delivery(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	pid_t pid = getpid(), tid = rfm_gettid();
+	uint64_t per[RUNS];
+	struct insn_counter hook;
+	int counted = counter_read(SIGNAL_HOOK_COUNTER, &hook);	/* starts the count */
+	struct stats s;
+
+	RFM_CHECK(!sigaction(SIGUSR1, &sa, NULL), "sigaction: %s", strerror(errno));
+	signals_seen = 0;
+	for (int r = 0; r < runs_per_point; r++) {
+		uint64_t t0 = now_ns();
+
+		for (int i = 0; i < SIGNAL_LOOPS; i++)
+			syscall(SYS_tgkill, pid, tid, SIGUSR1);
+		per[r] = (now_ns() - t0) / SIGNAL_LOOPS;
+	}
+	RFM_CHECK(signals_seen == runs_per_point * SIGNAL_LOOPS, "%d signals handled",
+		  (int)signals_seen);
+	s = summarize(per, runs_per_point);
+	printf("# bench {\"path\": \"signal_delivery\", \"runs\": %d, "
+	       "\"ns\": %.1f, \"ns_q1\": %.1f, \"ns_q3\": %.1f}\n",
+	       runs_per_point, s.median, s.q1, s.q3);
+	if (!counted)
+		return RFM_PASS;
+	RFM_CHECK(counter_read(SIGNAL_HOOK_COUNTER, &hook), "%s: unreadable",
+		  SIGNAL_HOOK_COUNTER);
+	/* At least one look per signal sent (others come, too: the timer's) */
+	RFM_CHECK(hook.count >= (unsigned long long)signals_seen,
+		  "%s: %llu calls for %d signals", SIGNAL_HOOK_COUNTER, hook.count,
+		  (int)signals_seen);
+	printf("# bench {\"path\": \"signal_hook\", \"calls\": %llu, "
+	       "\"insns_min\": %llu, \"insns_mean\": %.1f}\n",
+	       hook.count, hook.min, (double)hook.sum / hook.count);
 	return RFM_PASS;
 }
 
@@ -454,6 +593,8 @@ static const struct rfm_case cases[] = {
 	RFM_CASE_TIMEOUT(user_unlock_uncontended, 600),
 	RFM_CASE_TIMEOUT(user_unlock_contended, 600),
 	RFM_CASE_TIMEOUT(thread_create_exit, 600),
+	RFM_CASE_TIMEOUT(robust_unlock, 600),
+	RFM_CASE_TIMEOUT(signal_delivery, 600),
 	RFM_CASE(clock_after),
 };
 

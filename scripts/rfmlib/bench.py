@@ -63,6 +63,25 @@ def _exit_release(recs, kind):
     return None
 
 
+def _signal_hook(recs):
+    """patches/bench-signal's figure: the fewest instructions one
+    futex_fixup_robust_unlock() took before a signal delivery; None on a
+    kernel without the counter (or without the hook)."""
+    for r in recs:
+        if r.get("path") == "signal_hook":
+            return r["insns_min"]
+    return None
+
+
+def _per_op(recs, path, way=None):
+    """The median of a per-operation figure (robust_unlock by way,
+    signal_delivery); None where the kernel lacks it."""
+    for r in recs:
+        if r.get("path") == path and r.get("way") == way:
+            return r["ns"]
+    return None
+
+
 def _ratio(a, b):
     return round(a / b, 2) if a is not None and b not in (None, 0) else None
 
@@ -92,17 +111,26 @@ def figures(recs, limit=2048):
         "thread_one_lock_ns": _thread(recs, "one_lock"),
         "exit_release_no_list": _exit_release(recs, "no_list"),
         "exit_release_empty_list": _exit_release(recs, "empty_list"),
+        "unlock_classic_ns": _per_op(recs, "robust_unlock", "classic"),
+        "unlock_vdso_ns": _per_op(recs, "robust_unlock", "vdso"),
+        "unlock_wake_ns": _per_op(recs, "robust_unlock", "wake"),
+        "unlock_wake_robust_ns": _per_op(recs, "robust_unlock", "wake_robust"),
+        "signal_delivery_ns": _per_op(recs, "signal_delivery"),
+        "signal_hook": _signal_hook(recs),
     }
     f["walk_vs_user_uncontended"] = _ratio(f["walk_uncontended_ns"], f["user_uncontended_ns"])
     f["walk_vs_user_contended"] = _ratio(f["walk_contended_ns"], f["user_contended_ns"])
     f["contended_vs_uncontended"] = _ratio(f["walk_contended_ns"], f["walk_uncontended_ns"])
     f["empty_vs_no_list"] = _ratio(f["thread_empty_list_ns"], f["thread_no_list_ns"])
+    f["vdso_vs_classic"] = _ratio(f["unlock_vdso_ns"], f["unlock_classic_ns"])
+    f["wake_robust_vs_wake"] = _ratio(f["unlock_wake_robust_ns"], f["unlock_wake_ns"])
     return f
 
 
 RATIO_KEYS = ("walk_uncontended_ns", "walk_contended_ns", "walk_waiters_ns",
               "user_uncontended_ns", "thread_no_list_ns", "thread_empty_list_ns",
-              "thread_one_lock_ns")
+              "thread_one_lock_ns", "unlock_classic_ns", "unlock_wake_ns",
+              "signal_delivery_ns")
 
 
 def million(recs):
@@ -187,6 +215,12 @@ FIGURE_ROWS = (
     ("thread create+exit, no list (%s)", "thread_no_list_ns", None),
     ("thread create+exit, empty list (%s)", "thread_empty_list_ns", None),
     ("thread create+exit, one held lock (%s)", "thread_one_lock_ns", None),
+    ("robust unlock, no waiter, classic user space (%s)", "unlock_classic_ns", None),
+    ("robust unlock, no waiter, vDSO try-unlock (%s)", "unlock_vdso_ns", None),
+    ("robust unlock, FUTEX_WAITERS, FUTEX_WAKE (%s)", "unlock_wake_ns", None),
+    ("robust unlock, FUTEX_WAITERS, FUTEX_WAKE|FUTEX_ROBUST_UNLOCK (%s)",
+     "unlock_wake_robust_ns", None),
+    ("signal delivery to self, handled (%s)", "signal_delivery_ns", None),
 )
 
 
@@ -223,6 +257,10 @@ def render(doc):
              _fmt(g.get("contended_vs_uncontended")), "", "4.33 (130/30)"],
             ["ratio: empty list / no list, thread", _fmt(f["empty_vs_no_list"]),
              _fmt(g.get("empty_vs_no_list")), "", "~1 (claim)"],
+            ["ratio: vDSO try-unlock / classic unlock", _fmt(f["vdso_vs_classic"]),
+             _fmt(g.get("vdso_vs_classic")), "", "-"],
+            ["ratio: WAKE|ROBUST_UNLOCK / WAKE", _fmt(f["wake_robust_vs_wake"]),
+             _fmt(g.get("wake_robust_vs_wake")), "", "-"],
         ]
         lines += table_lines(table[0], table[1:])
         lines.append("")
@@ -231,6 +269,8 @@ def render(doc):
         targets = list(doc["ratios_by_method"])
         table = [["figure"] + targets]
         for label, key, _ in FIGURE_ROWS:
+            if key not in RATIO_KEYS:
+                continue    # the new ABI's ways: no stock figure to compare
             table.append([label.split(" (")[0]] + [
                 "%s | %s" % (_fmt(doc["ratios_by_method"][t][key].get("wall")),
                              _fmt(doc["ratios_by_method"][t][key].get("icount")))
@@ -270,6 +310,14 @@ def empty_list_bound(target_name):
     return EMPTY_LIST_BOUNDS[KERNEL_CONFIGS[target_named(target_name).kconfig].arch]
 
 
+# What the series' signal-time hook (patch 13: futex_fixup_robust_unlock()
+# before every signal delivery: a look at the instruction pointer and the
+# vDSO image) may cost a signal delivered outside any vDSO unlock, in
+# instructions, counted where it runs (patches/bench-signal) on the
+# architectures that have it. Not the difference of two deliveries: that
+# moves by hundreds of instructions between builds of the same code.
+SIGNAL_HOOK_BOUND = 40
+
 # Kernel architectures whose bench-exit kernels count the exit release
 # (patches/bench-exit reads the TSC): their gate requires that figure.
 COUNTED_ARCHES = ("x86_64", "i386")
@@ -287,7 +335,10 @@ def gate(part):
     with no list and with an empty list, counted where it runs (the
     bench-exit kernels; no count is a failure). An architecture without
     that counter gets the bound of EMPTY_LIST_BOUNDS on the create+exit
-    difference instead."""
+    difference instead. Where the series has its signal-time hook (x86),
+    the hook costs a signal delivered outside any unlock at most
+    SIGNAL_HOOK_BOUND instructions, counted where it runs (no count is a
+    failure); stock has no hook to compare with."""
     rows = []
     for target, boot in part["boots"].get("series", {}).items():
         s = boot["figures"]
@@ -296,6 +347,9 @@ def gate(part):
             _no_more(rows, target, key.replace("_ns", "") + " <= stock", s.get(key), k.get(key))
         arch = KERNEL_CONFIGS[target_named(target).kconfig].arch
         if arch in COUNTED_ARCHES:
+            hook = s.get("signal_hook")
+            rows.append((target, "signal hook <= %d" % SIGNAL_HOOK_BOUND, hook, None,
+                         hook is not None and hook <= SIGNAL_HOOK_BOUND))
             for kind in ("no_list", "empty_list"):
                 key = "exit_release_" + kind
                 _no_more(rows, target, "exit release, %s <= stock" % kind.replace("_", " "),

@@ -272,8 +272,9 @@ KERNEL_VARIANTS = {
                  "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},
     # make perf-gate: the series and stock, each with a counter of the
     # instructions futex_exit_release() takes (x86; patches/bench-exit).
-    "bench-exit": {"patches": "all+bench-exit",
-                   "about": "series + patches/bench-exit (exit release counter)"},
+    "bench-exit": {"patches": "all+bench-exit+bench-signal",
+                   "about": "series + patches/bench-exit and bench-signal (exit release "
+                            "and signal hook counters)"},
     "bench-exit-stock": {"patches": "none+bench-exit",
                          "about": "stock + patches/bench-exit (exit release counter)"},
     # Test only: de_thread() sleeps on request where a non-leader's exec

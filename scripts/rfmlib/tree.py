@@ -43,11 +43,12 @@ def read_series():
 
 
 def patches_for(variant_patches):
-    """Resolve a variant's "all"/"first"/"none", optionally "+DIR", to
-    patch files, or None when the variant cannot exist yet (baseline
-    without a series). "+DIR" adds patches/DIR/*.patch after them, the
-    test-only patches of a variant (bench, exec-window, bench-exit)."""
-    base, _, extra_name = variant_patches.partition("+")
+    """Resolve a variant's "all"/"first"/"none", optionally "+DIR" (or
+    several, "+DIR+DIR2"), to patch files, or None when the variant cannot
+    exist yet (baseline without a series). "+DIR" adds patches/DIR/*.patch
+    after them, the test-only patches of a variant (bench, exec-window,
+    bench-exit, bench-signal)."""
+    base, *extra_names = variant_patches.split("+")
     series = read_series()
     if base == "none":
         patches = []
@@ -57,12 +58,15 @@ def patches_for(variant_patches):
         patches = series[:1] if series else None
     else:
         raise ValueError(variant_patches)
-    if not extra_name:
+    if not extra_names:
         return patches
-    extra_dir = config.PATCHES / extra_name
-    extra = sorted(extra_dir.glob("*.patch"))
-    if not extra:
-        raise Fatal("%s holds no patch" % extra_dir)
+    extra = []
+    for name in extra_names:
+        extra_dir = config.PATCHES / name
+        found = sorted(extra_dir.glob("*.patch"))
+        if not found:
+            raise Fatal("%s holds no patch" % extra_dir)
+        extra += found
     # Test-only patches on a series that does not exist yet: no variant.
     if patches is None or (base == "all" and not series):
         return None

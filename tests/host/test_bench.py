@@ -5,9 +5,10 @@ import unittest
 from rfmlib import bench, kbuild, targets
 
 
-def records(walk_u, walk_c, no_list, empty_list, user=700, n=2048):
+def records(walk_u, walk_c, no_list, empty_list, user=700, n=2048, signal=3000):
     """The "# bench" records of one boot, as robust_bench prints them."""
-    recs = [{"path": "machine", "cpu": "QEMU"}]
+    recs = [{"path": "machine", "cpu": "QEMU"},
+            {"path": "signal_delivery", "runs": 3, "ns": signal}]
     for path, contention, v in (("kernel_walk", "uncontended", walk_u),
                                 ("kernel_walk", "contended", walk_c),
                                 ("kernel_walk", "waiters", 2 * walk_c),
@@ -21,11 +22,16 @@ def records(walk_u, walk_c, no_list, empty_list, user=700, n=2048):
     return recs
 
 
-def counted(recs, no_list, empty_list):
-    """The same boot on a bench-exit kernel: its exit release counter."""
-    return recs + [{"path": "exit_release", "list": kind, "exits": 600, "insns_min": v,
+def counted(recs, no_list, empty_list, hook=None):
+    """The same boot on a bench-exit kernel: its exit release counter, and
+    the series' signal hook counter (hook=)."""
+    recs = recs + [{"path": "exit_release", "list": kind, "exits": 600, "insns_min": v,
                     "insns_mean": v + 3.5}
                    for kind, v in (("no_list", no_list), ("empty_list", empty_list))]
+    if hook is not None:
+        recs.append({"path": "signal_hook", "calls": 603, "insns_min": hook,
+                     "insns_mean": hook + 0.5})
+    return recs
 
 
 def part(series, stock, target="i386"):
@@ -74,7 +80,7 @@ class Gate(unittest.TestCase):
         return {check: ok for _, check, _, _, ok in bench.gate(part(series, stock, target))}
 
     def test_a_walk_no_dearer_than_stock_passes(self):
-        v = self.verdicts(counted(records(107, 519, 24551, 24611), 49, 103),
+        v = self.verdicts(counted(records(107, 519, 24551, 24611), 49, 103, hook=19),
                           counted(records(176, 588, 24553, 24621), 52, 114))
         self.assertEqual(set(v.values()), {True})
 
@@ -109,10 +115,11 @@ class Gate(unittest.TestCase):
     def test_the_exit_release_counted_where_it_runs_replaces_the_bound(self):
         # Equal to stock passes; one instruction more on either kind fails,
         # whatever the create+exit averages say.
-        ok = self.verdicts(counted(records(1, 1, 9000, 9000), 91, 130),
+        ok = self.verdicts(counted(records(1, 1, 9000, 9000), 91, 130, hook=19),
                            counted(records(2, 2, 1000, 1000), 91, 130), "x86_64")
         self.assertEqual(ok, {"walk_uncontended <= stock": True,
                               "walk_contended <= stock": True,
+                              "signal hook <= %d" % bench.SIGNAL_HOOK_BOUND: True,
                               "exit release, no list <= stock": True,
                               "exit release, empty list <= stock": True})
         bad = self.verdicts(counted(records(1, 1, 1000, 1000), 91, 131),
@@ -130,6 +137,37 @@ class Gate(unittest.TestCase):
         self.assertFalse(v["exit release, empty list <= stock"])
         self.assertFalse(v["exit release, no list <= stock"])
         self.assertNotIn("empty list - no list <= 100 (no exit counter)", v)
+
+    def test_the_signal_hook_costs_a_bounded_number_of_instructions(self):
+        bound = bench.SIGNAL_HOOK_BOUND
+        check = "signal hook <= %d" % bound
+        for target in ("x86_64", "i386"):
+            ok = self.verdicts(counted(records(1, 1, 1000, 1000), 1, 1, hook=bound),
+                               counted(records(2, 2, 1000, 1000), 1, 1), target)
+            bad = self.verdicts(counted(records(1, 1, 1000, 1000), 1, 1, hook=bound + 1),
+                                counted(records(2, 2, 1000, 1000), 1, 1), target)
+            self.assertTrue(ok[check], target)
+            self.assertFalse(bad[check], target)
+            # An x86 kernel that did not count it: no figure, no pass.
+            none = self.verdicts(counted(records(1, 1, 1000, 1000), 1, 1),
+                                 counted(records(2, 2, 1000, 1000), 1, 1), target)
+            self.assertFalse(none[check], target)
+        # ARM has no hook: no rule, and the delivery's own cost is no gate.
+        arm = self.verdicts(records(1, 1, 1000, 1000, signal=9999),
+                            records(2, 2, 1000, 1000), "armhf")
+        self.assertNotIn(check, arm)
+
+    def test_the_new_unlock_ways_are_figures_of_the_series_alone(self):
+        recs = records(1, 1, 1000, 1000) + [
+            {"path": "robust_unlock", "way": w, "ns": v}
+            for w, v in (("classic", 10), ("vdso", 12), ("wake", 400), ("wake_robust", 380))]
+        f = bench.figures(recs)
+        self.assertEqual((f["unlock_vdso_ns"], f["vdso_vs_classic"]), (12, 1.2))
+        self.assertEqual(f["wake_robust_vs_wake"], 0.95)
+        stock = bench.figures(records(2, 2, 1000, 1000))
+        self.assertIsNone(stock["unlock_vdso_ns"])
+        self.assertIsNone(stock["vdso_vs_classic"])
+        self.assertNotIn("unlock_vdso_ns", bench.RATIO_KEYS)
 
     def test_a_stock_without_the_counter_fails_the_direct_rule(self):
         v = self.verdicts(counted(records(1, 1, 1000, 1000), 91, 100),

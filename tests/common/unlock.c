@@ -536,7 +536,11 @@ static int slot_list64_is_8_bytes(void)
 
 /* ---- faults ---- */
 
-/* The word cannot be written: -EFAULT, and the slot still names the lock. */
+/*
+ * The word cannot be written: -EFAULT, and the slot still names the lock.
+ * Private, so that the store is what faults: a shared futex's key already
+ * refuses a read-only anonymous page (get_futex_key()), before anything.
+ */
 static int word_read_only_keeps_slot(void)
 {
 	struct held h;
@@ -545,7 +549,7 @@ static int word_read_only_keeps_slot(void)
 	RFM_REQUIRE_ROBUST_UNLOCK();
 	RFM_CHECK(hold(&h), "set up: %s", strerror(errno));
 	RFM_CHECK(!mprotect(h.lock, PAGE, PROT_READ), "mprotect: %s", strerror(errno));
-	ret = unlock_held(&h, FUTEX_WAKE | RFM_ROBUST_UNLOCK_OWN, 0);
+	ret = unlock_held(&h, FUTEX_WAKE_PRIVATE | RFM_ROBUST_UNLOCK_OWN, 0);
 	rfm_obs("slot", "%s", slot_state(h.head->list_op_pending, &h.lock->link));
 	RFM_CHECK(ret == -1 && errno == EFAULT, "ret %ld %s", ret, rfm_errno_name(errno));
 	RFM_CHECK(h.lock->futex == (uint32_t)rfm_gettid(), "word %#x", h.lock->futex);

@@ -15,7 +15,10 @@
  *  - FUTEX_WAKE with FUTEX_ROBUST_UNLOCK: the system call is one step;
  *  - the vDSO try-unlock: the kernel clears the slot of a task a signal
  *    (here each single-step trap) finds after a successful cmpxchg and
- *    before the store to the slot;
+ *    before the store to the slot; then each instruction of the function
+ *    once more, reached by a hardware breakpoint, so that the stop there
+ *    is the first signal of the unlock (a single step's stop before it
+ *    has had the slot cleared already);
  *  - the vDSO try-unlock of a word with FUTEX_WAITERS: the cmpxchg fails
  *    (ZF clear inside the same instructions), the slot must stay, and
  *    the system call releases the lock.
@@ -62,13 +65,38 @@ static int syscall_unlock_has_no_window(void)
 
 static int vdso_unlock(uint32_t bits)
 {
-	void *fn = rfm_own_try_unlock();
+	unsigned long size = 0;
+	void *fn = rfm_vdso_func(sizeof(void *) == 8 ? RFM_TRY_UNLOCK64 : RFM_TRY_UNLOCK32,
+				 RFM_VDSO_VERSION, &size);
+	int ret;
 
 	RFM_REQUIRE_ROBUST_UNLOCK();
 	if (!fn && !HAVE_VDSO_UNLOCK)
 		return rfm_skip(NO_VDSO);
 	RFM_CHECK(fn, "this ABI's try-unlock is not in the vDSO");
-	return expect_no_window(RFM_UNLOCK_VDSO, bits, fn);
+	ret = expect_no_window(RFM_UNLOCK_VDSO, bits, fn);
+	if (ret != RFM_PASS)
+		return ret;
+#if HAVE_VDSO_UNLOCK
+	{
+		struct rfm_race_tally t;
+
+		/* Each instruction of the function as the first signal's stop */
+		RFM_CHECK(rfm_race_break_sweep(RFM_UNLOCK_VDSO, bits, fn, size, &t) == 0,
+			  "breakpoints: %s", strerror(errno));
+		rfm_diag("breakpoints in the vDSO function (%lu bytes): %d runs, "
+			 "%d in a window (the first at instruction %d), %d corrupted, "
+			 "%d lost, %d clobbered", size, t.runs, t.windows, t.first_window,
+			 t.corrupted, t.lost, t.clobbered);
+		printf("# obs breakpoint_window=%s\n", t.windows ? "found" : "none");
+		RFM_CHECK(t.runs > 0, "no instruction of the function reached");
+		RFM_CHECK(t.windows == 0 && t.corrupted == 0 && t.lost == 0 &&
+			  t.clobbered == 0, "stopped in the function: %d in a window, "
+			  "%d corrupted, %d lost, %d clobbered", t.windows, t.corrupted,
+			  t.lost, t.clobbered);
+	}
+#endif
+	return RFM_PASS;
 }
 
 static int vdso_unlock_has_no_window(void)

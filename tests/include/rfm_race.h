@@ -114,6 +114,8 @@ static inline void rfm_race_owner_main(struct rfm_race_owner *o,
 		break;
 	}
 	o->done = 1;
+	/* Stop again: a tracer waiting for a breakpoint learns it missed */
+	syscall(SYS_kill, getpid(), SIGSTOP);
 	for (;;)
 		pause();	/* killed here, once the tracer sees done */
 }
@@ -124,16 +126,12 @@ struct rfm_race_tally {
 	int first_window;	/* k of the first window seen, or -1 */
 };
 
-/*
- * One child: @k single steps after its stop, then reuse and kill.
- * Returns 1 if it ran, 0 once k is past the end of the unlock, -1 on a
- * tracing error (errno set).
- */
-static inline int rfm_race_one_run(struct rfm_race_owner *o,
+/* Fork the owner and wait for its stop before the unlock: its pid, or -1. */
+static inline pid_t rfm_race_start(struct rfm_race_owner *o,
 				   enum rfm_unlock_path path, uint32_t bits,
-				   void *fn, int k, struct rfm_race_tally *t)
+				   void *fn)
 {
-	int status, released, in_window;
+	int status;
 	pid_t pid;
 
 	memset(o, 0, sizeof(*o));
@@ -142,29 +140,50 @@ static inline int rfm_race_one_run(struct rfm_race_owner *o,
 		return -1;
 	if (pid == 0)
 		rfm_race_owner_main(o, path, bits, fn);
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
-		return -1;
-	for (int i = 0; i < k; i++) {
-		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL))
-			goto trace_error;
-		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
-			errno = ECHILD;
-			goto trace_error;
-		}
-		if (o->done)
-			break;
-	}
-	if (o->done) {
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		return 0;
+		return -1;
 	}
-	released = (o->lock.futex & FUTEX_TID_MASK) != o->tid;
-	in_window = released && o->head.list_op_pending != NULL;
-	if (released)
-		o->lock.futex = o->tid;		/* the memory, reused */
+	return pid;
+}
+
+static inline void rfm_race_kill(pid_t pid)
+{
+	int status;
+
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
+}
+
+/* One single step of a stopped tracee: 0, or -1 (errno set). */
+static inline int rfm_race_step(pid_t pid)
+{
+	int status;
+
+	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL))
+		return -1;
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+		errno = ECHILD;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The owner is stopped where the case wants it (run @k): look, reuse the
+ * memory if the lock is released, kill it, and count what its exit walk
+ * did.
+ */
+static inline void rfm_race_judge(struct rfm_race_owner *o, pid_t pid, int k,
+				  struct rfm_race_tally *t)
+{
+	int released = (o->lock.futex & FUTEX_TID_MASK) != o->tid;
+	int in_window = released && o->head.list_op_pending != NULL;
+
+	if (released)
+		o->lock.futex = o->tid;		/* the memory, reused */
+	rfm_race_kill(pid);
 
 	t->runs++;
 	if (in_window && t->first_window < 0)
@@ -173,12 +192,42 @@ static inline int rfm_race_one_run(struct rfm_race_owner *o,
 	t->corrupted += released && (o->lock.futex & FUTEX_OWNER_DIED);
 	t->lost += !released && !(o->lock.futex & FUTEX_OWNER_DIED);
 	t->clobbered += o->guard != RFM_RACE_GUARD;
-	return 1;
+}
 
-trace_error:
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return -1;
+/*
+ * One child: @k single steps after its stop, then judged. Returns 1 if
+ * it ran, 0 once k is past the end of the unlock, -1 on a tracing error
+ * (errno set).
+ */
+static inline int rfm_race_one_run(struct rfm_race_owner *o,
+				   enum rfm_unlock_path path, uint32_t bits,
+				   void *fn, int k, struct rfm_race_tally *t)
+{
+	pid_t pid = rfm_race_start(o, path, bits, fn);
+
+	if (pid < 0)
+		return -1;
+	for (int i = 0; i < k && !o->done; i++) {
+		if (rfm_race_step(pid)) {
+			int err = errno;
+
+			rfm_race_kill(pid);
+			errno = err;
+			return -1;
+		}
+	}
+	if (o->done) {
+		rfm_race_kill(pid);
+		return 0;
+	}
+	rfm_race_judge(o, pid, k, t);
+	return 1;
+}
+
+static inline void rfm_race_tally_init(struct rfm_race_tally *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->first_window = -1;
 }
 
 /* Every k from 0 to the end of the unlock. */
@@ -187,8 +236,7 @@ static inline int rfm_race_sweep(enum rfm_unlock_path path, uint32_t bits,
 {
 	struct rfm_race_owner *o = rfm_shared(sizeof(*o));
 
-	memset(t, 0, sizeof(*t));
-	t->first_window = -1;
+	rfm_race_tally_init(t);
 	if (!o)
 		return -1;
 	for (int k = 0; k < RFM_RACE_MAX_STEPS; k++) {
@@ -204,6 +252,116 @@ static inline int rfm_race_sweep(enum rfm_unlock_path path, uint32_t bits,
 	errno = E2BIG;
 	return -1;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+/*
+ * Single steps stop the owner at every instruction, but each stop is a
+ * signal, and the kernel's fixup runs at each: stopped at the store of a
+ * vDSO try-unlock, the owner has already had the slot cleared at the
+ * stop before, and a window that left the store out would not show. So
+ * the instructions of the vDSO function are also reached with a hardware
+ * breakpoint (DR0, execute), one child each: the first signal the owner
+ * gets in the unlock is at that instruction.
+ */
+#include <sys/user.h>
+
+#define RFM_RACE_MAX_IPS	64
+
+static inline unsigned long rfm_race_ip(pid_t pid)
+{
+	struct user_regs_struct regs;
+
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+		return 0;
+#ifdef __x86_64__
+	return regs.rip;
+#else
+	return regs.eip;
+#endif
+}
+
+static inline int rfm_race_debugreg(pid_t pid, int n, unsigned long value)
+{
+	return ptrace(PTRACE_POKEUSER, pid,
+		      (void *)offsetof(struct user, u_debugreg[n]), (void *)value);
+}
+
+/*
+ * The addresses of the instructions in [@start, @start + @len) the
+ * unlock executes, in order, from one single-stepped run: their number,
+ * or -1 (errno set).
+ */
+static inline int rfm_race_ips_in(struct rfm_race_owner *o, enum rfm_unlock_path path,
+				  uint32_t bits, void *fn, unsigned long start,
+				  unsigned long len, unsigned long *ips)
+{
+	pid_t pid = rfm_race_start(o, path, bits, fn);
+	int n = 0;
+
+	if (pid < 0)
+		return -1;
+	for (int i = 0; i < RFM_RACE_MAX_STEPS && !o->done; i++) {
+		unsigned long ip;
+
+		if (rfm_race_step(pid)) {
+			int err = errno;
+
+			rfm_race_kill(pid);
+			errno = err;
+			return -1;
+		}
+		ip = rfm_race_ip(pid);
+		if (ip - start < len && n < RFM_RACE_MAX_IPS)
+			ips[n++] = ip;
+	}
+	rfm_race_kill(pid);
+	return n;
+}
+
+/*
+ * One child per instruction of the vDSO function at @fn (@len bytes):
+ * stopped there by a breakpoint, then judged. 0, or -1 (errno set).
+ */
+static inline int rfm_race_break_sweep(enum rfm_unlock_path path, uint32_t bits,
+				       void *fn, unsigned long len,
+				       struct rfm_race_tally *t)
+{
+	struct rfm_race_owner *o = rfm_shared(sizeof(*o));
+	unsigned long ips[RFM_RACE_MAX_IPS];
+	int n;
+
+	rfm_race_tally_init(t);
+	if (!o)
+		return -1;
+	n = rfm_race_ips_in(o, path, bits, fn, (unsigned long)fn, len, ips);
+	if (n <= 0) {
+		errno = n ? errno : ENOENT;
+		return -1;
+	}
+	for (int k = 0; k < n; k++) {
+		pid_t pid = rfm_race_start(o, path, bits, fn);
+		int status;
+
+		if (pid < 0)
+			return -1;
+		errno = 0;
+		/* DR7 bit 0: DR0 enabled, as an execute breakpoint (RW0 = LEN0 = 0) */
+		if (rfm_race_debugreg(pid, 0, ips[k]) || rfm_race_debugreg(pid, 7, 1) ||
+		    ptrace(PTRACE_CONT, pid, NULL, NULL) ||
+		    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+		    WSTOPSIG(status) != SIGTRAP || rfm_race_ip(pid) != ips[k]) {
+			int err = errno ? errno : EPROTO;
+
+			rfm_race_kill(pid);
+			errno = err;
+			return -1;
+		}
+		rfm_race_judge(o, pid, k, t);
+	}
+	t->steps_to_done = n;
+	return 0;
+}
+#endif
 
 /* PTRACE_SINGLESTEP at all? 32-bit ARM kernels refuse it (EIO). */
 static inline int rfm_can_single_step(void)

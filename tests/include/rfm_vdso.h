@@ -99,8 +99,12 @@ static inline const char *rfm_vdso_version(const struct rfm_vdso *v,
 	return NULL;
 }
 
-/* The address of function @name at @version in the vDSO, or NULL. */
-static inline void *rfm_vdso_sym(const char *name, const char *version)
+/*
+ * The address of function @name at @version in the vDSO, or NULL; its
+ * size in *@size if @size is not NULL.
+ */
+static inline void *rfm_vdso_func(const char *name, const char *version,
+				  unsigned long *size)
 {
 	struct rfm_vdso v;
 
@@ -118,9 +122,16 @@ static inline void *rfm_vdso_sym(const char *name, const char *version)
 			if (!ver || strcmp(ver, version))
 				continue;
 		}
+		if (size)
+			*size = s->st_size;
 		return (void *)(v.bias + s->st_value);
 	}
 	return NULL;
+}
+
+static inline void *rfm_vdso_sym(const char *name, const char *version)
+{
+	return rfm_vdso_func(name, version, NULL);
 }
 
 #endif /* RFM_VDSO_H */

@@ -19,8 +19,7 @@ static int classic_unlock_window_corrupts(void)
 {
 	struct rfm_race_tally t;
 
-	if (!rfm_can_single_step())
-		return rfm_skip(RFM_NO_SINGLESTEP);
+	RFM_REQUIRE_SINGLESTEP_OR_SKIP();
 	RFM_CHECK(rfm_race_sweep(RFM_UNLOCK_CLASSIC, 0, NULL, &t) == 0,
 		  "tracing: %s", strerror(errno));
 	rfm_race_report(RFM_UNLOCK_CLASSIC, &t);

@@ -43,8 +43,7 @@ static int expect_no_window(enum rfm_unlock_path path, uint32_t bits, void *fn)
 {
 	struct rfm_race_tally t;
 
-	if (!rfm_can_single_step())
-		return rfm_skip(RFM_NO_SINGLESTEP);
+	RFM_REQUIRE_SINGLESTEP_OR_SKIP();
 	RFM_CHECK(rfm_race_sweep(path, bits, fn, &t) == 0, "tracing: %s",
 		  strerror(errno));
 	rfm_race_report(path, &t);

@@ -383,6 +383,23 @@ static inline int rfm_can_single_step(void)
 
 #define RFM_NO_SINGLESTEP "no PTRACE_SINGLESTEP on this kernel (32-bit ARM has none)"
 
+/*
+ * Only a 32-bit ARM kernel may refuse single steps (AArch32 tasks under
+ * arm64 have them): anywhere else a refusal is a failure, not a skip.
+ */
+#ifdef __arm__
+#define RFM_SINGLESTEP_OPTIONAL	1
+#else
+#define RFM_SINGLESTEP_OPTIONAL	0
+#endif
+
+#define RFM_REQUIRE_SINGLESTEP_OR_SKIP() do {				\
+	if (!rfm_can_single_step()) {					\
+		RFM_CHECK(RFM_SINGLESTEP_OPTIONAL, "PTRACE_SINGLESTEP refused"); \
+		return rfm_skip(RFM_NO_SINGLESTEP);			\
+	}								\
+} while (0)
+
 static inline void rfm_race_report(enum rfm_unlock_path path,
 				   const struct rfm_race_tally *t)
 {

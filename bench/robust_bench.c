@@ -32,7 +32,6 @@
  * each: under QEMU's instruction count every run gives the same figure.
  */
 #include "rfm_unlock.h"	/* first: rfm_test.h defines _GNU_SOURCE */
-#include "rfm_vdso.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -428,10 +427,7 @@ static void unlock_once(enum unlock_way way, uint32_t tid, void *vdso_fn)
 		__atomic_store_n(&unlock_head.list_op_pending, NULL, __ATOMIC_RELAXED);
 		break;
 	case VDSO:
-		if (sizeof(void *) == 8)
-			((rfm_try_unlock64_fn)vdso_fn)(&unlock_lock.futex, tid, slot);
-		else
-			((rfm_try_unlock32_fn)vdso_fn)(&unlock_lock.futex, tid, slot);
+		rfm_own_try_unlock_call(vdso_fn, &unlock_lock.futex, tid, slot);
 		break;
 	case WAKE_ROBUST:
 		rfm_futex_op(&unlock_lock.futex, FUTEX_WAKE_PRIVATE | RFM_ROBUST_UNLOCK_OWN,
@@ -446,8 +442,7 @@ static void unlock_once(enum unlock_way way, uint32_t tid, void *vdso_fn)
  */
 static int robust_unlock(void)
 {
-	void *vdso_fn = rfm_vdso_sym(sizeof(void *) == 8 ? RFM_TRY_UNLOCK64 :
-				     RFM_TRY_UNLOCK32, RFM_VDSO_VERSION);
+	void *vdso_fn = rfm_own_try_unlock(NULL);
 	int robust = rfm_have_robust_unlock();
 	uint32_t tid = (uint32_t)rfm_gettid();
 

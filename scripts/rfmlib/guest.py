@@ -25,18 +25,25 @@ ROBUST_MUTEX_API = "pthread_mutexattr_setrobust"
 LIBRARY_PATH_FILE = "/etc/rfm-library-path"   # read by init
 
 
+# Programs of tests/common that a suite also runs, for as long as it
+# asks: the unlock stress is in every matrix for a fixed number of rounds,
+# and in make stress for STRESS_SECONDS.
+SUITE_EXTRAS = {"stress": ("unlock_stress",)}
+
+
 def sources_for(user, suite="tests"):
     """(name, path) of every program of a suite for a userland. "tests":
     the shared cases in tests/common plus the ABI's own ones (tests64/,
     tests32/, testsx32/); any other suite is its own directory (bench/,
-    fuzz/)."""
+    fuzz/) and its SUITE_EXTRAS."""
+    common = config.REPO / "tests" / "common"
     if suite != "tests":
-        dirs = [config.REPO / suite]
+        dirs = [config.REPO / suite] + [common / (n + ".c") for n in SUITE_EXTRAS.get(suite, ())]
     else:
-        dirs = [config.REPO / "tests" / "common"] + [config.REPO / d for d in user.tests_dirs]
+        dirs = [common] + [config.REPO / d for d in user.tests_dirs]
     found = {}
     for d in dirs:
-        for src in sorted(d.glob("*.c")) if d.is_dir() else []:
+        for src in [d] if d.suffix == ".c" else sorted(d.glob("*.c")) if d.is_dir() else []:
             if src.stem in found:
                 raise Fatal("test program %s is defined twice: %s and %s"
                             % (src.stem, found[src.stem], src))

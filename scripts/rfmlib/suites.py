@@ -66,8 +66,9 @@ def cmd_fuzz(_args):
 
 
 def cmd_stress(_args):
-    """Concurrent deaths: STRESS_SECONDS per case and target."""
+    """Concurrent deaths: STRESS_SECONDS per case and target (robust_stress's
+    two cases, unlock_stress's three)."""
     seconds = knobs.get("STRESS_SECONDS")
     return run_guest_suite("stress", "rfm.stress_seconds=%d" % seconds,
-                           ("case", "deaths", "acquisitions", "recoveries",
-                            "lost_wakeups", "stuck_at_end"), 2 * seconds + 900)
+                           ("case", "deaths", "acquisitions", "recoveries", "corrupted",
+                            "lost_wakeups", "stuck_at_end"), 5 * seconds + 900)

@@ -65,8 +65,7 @@ static int syscall_unlock_has_no_window(void)
 static int vdso_unlock(uint32_t bits)
 {
 	unsigned long size = 0;
-	void *fn = rfm_vdso_func(sizeof(void *) == 8 ? RFM_TRY_UNLOCK64 : RFM_TRY_UNLOCK32,
-				 RFM_VDSO_VERSION, &size);
+	void *fn = rfm_own_try_unlock(&size);
 	int ret;
 
 	RFM_REQUIRE_ROBUST_UNLOCK();

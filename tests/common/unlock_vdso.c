@@ -15,7 +15,6 @@
  * absent. What a signal does to a task inside one is unlock_race.c's.
  */
 #include "rfm_unlock.h"	/* first: rfm_test.h defines _GNU_SOURCE */
-#include "rfm_vdso.h"
 
 #define OTHER_TID	0x2bcdef01u
 #define SENTINEL	0x5a5a5a5au
@@ -39,17 +38,10 @@
  */
 static uint32_t own_try_unlock(uint32_t *lock, uint32_t tid, void *pop, int *found)
 {
-	if (sizeof(void *) == 8) {
-		rfm_try_unlock64_fn fn = rfm_vdso_sym(RFM_TRY_UNLOCK64, RFM_VDSO_VERSION);
+	void *fn = rfm_own_try_unlock(NULL);
 
-		*found = fn != NULL;
-		return fn ? fn(lock, tid, pop) : 0;
-	} else {
-		rfm_try_unlock32_fn fn = rfm_vdso_sym(RFM_TRY_UNLOCK32, RFM_VDSO_VERSION);
-
-		*found = fn != NULL;
-		return fn ? fn(lock, tid, pop) : 0;
-	}
+	*found = fn != NULL;
+	return fn ? rfm_own_try_unlock_call(fn, lock, tid, pop) : 0;
 }
 
 static int exports_where_mainline_has_them(void)

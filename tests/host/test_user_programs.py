@@ -505,6 +505,13 @@ class KnobsAndMeta(unittest.TestCase):
         self.assertIn("glibc", shared)
         self.assertNotIn("smoke", shared)
 
+    def test_suites_take_their_programs_and_extras_once(self):
+        stress = dict(guest.sources_for(USERS["ilp32"], "stress"))
+        self.assertEqual(sorted(stress), ["robust_stress", "unlock_stress"])
+        self.assertEqual(stress["unlock_stress"].parent.name, "common")
+        self.assertNotIn("unlock_stress", dict(guest.sources_for(USERS["ilp32"], "fuzz")))
+        self.assertIn("unlock_stress", dict(guest.sources_for(USERS["ilp32"])))
+
 
 if __name__ == "__main__":
     unittest.main()

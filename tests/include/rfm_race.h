@@ -29,7 +29,6 @@
 #define RFM_RACE_H
 
 #include "rfm_unlock.h"
-#include "rfm_vdso.h"
 
 #include <sys/ptrace.h>
 
@@ -65,22 +64,10 @@ static inline void rfm_race_classic_unlock(struct rfm_race_owner *o)
 static inline void rfm_race_vdso_unlock(struct rfm_race_owner *o, uint32_t tid,
 					void *fn)
 {
-	uint32_t found;
+	void *slot = &o->head.list_op_pending;
 
-	if (sizeof(void *) == 8)
-		found = ((rfm_try_unlock64_fn)fn)(&o->lock.futex, tid,
-						   (uint64_t *)&o->head.list_op_pending);
-	else
-		found = ((rfm_try_unlock32_fn)fn)(&o->lock.futex, tid,
-						   (uint32_t *)&o->head.list_op_pending);
-	if (found != tid)
-		rfm_robust_unlock_wake(&o->lock.futex, &o->head.list_op_pending, 1);
-}
-
-static inline void *rfm_own_try_unlock(void)
-{
-	return rfm_vdso_sym(sizeof(void *) == 8 ? RFM_TRY_UNLOCK64 : RFM_TRY_UNLOCK32,
-			    RFM_VDSO_VERSION);
+	if (rfm_own_try_unlock_call(fn, &o->lock.futex, tid, slot) != tid)
+		rfm_robust_unlock_wake(&o->lock.futex, slot, 1);
 }
 
 /* The traced owner: register the list, name the lock, stop, unlock, exit. */

@@ -13,6 +13,7 @@
 #define RFM_UNLOCK_H
 
 #include "rfm_test.h"
+#include "rfm_vdso.h"
 
 #ifndef FUTEX_ROBUST_UNLOCK
 #define FUTEX_ROBUST_UNLOCK	512
@@ -69,6 +70,30 @@ static inline int rfm_have_robust_unlock(void)
 		rfm_obs("robust_unlock", "ret=%ld word=%#x slot_cleared=%d", ret,
 			word, slot == NULL);
 	return 0;
+}
+
+/*
+ * This ABI's own vDSO try-unlock, the one for a list_op_pending a pointer
+ * wide, or NULL where the vDSO has none (stock, ARM); its size in *@size
+ * if @size is not NULL.
+ */
+static inline void *rfm_own_try_unlock(unsigned long *size)
+{
+	return rfm_vdso_func(sizeof(void *) == 8 ? RFM_TRY_UNLOCK64 : RFM_TRY_UNLOCK32,
+			     RFM_VDSO_VERSION, size);
+}
+
+/*
+ * Call @fn, from rfm_own_try_unlock(), on @word held by @tid, with @slot
+ * this ABI's list_op_pending. Returns what the function found in the
+ * word: @tid if it released the lock and cleared the slot.
+ */
+static inline uint32_t rfm_own_try_unlock_call(void *fn, uint32_t *word,
+					       uint32_t tid, void *slot)
+{
+	if (sizeof(void *) == 8)
+		return ((rfm_try_unlock64_fn)fn)(word, tid, slot);
+	return ((rfm_try_unlock32_fn)fn)(word, tid, slot);
 }
 
 #define RFM_REQUIRE_ROBUST_UNLOCK() \

@@ -339,7 +339,7 @@ def cmd_mutate_gen(_args):
     touched = set().union(*(tree.touched_files(p) for p in series))
     pristine = tree.pristine_tree()
     src, _ = tree.variant_tree("series", series)
-    made = []
+    made = {}
     for path in mutgen.SOURCES:
         if path not in touched:
             continue
@@ -347,19 +347,22 @@ def cmd_mutate_gen(_args):
         after = (src / path).read_text()
         for g in mutgen.generate(path, before, after):
             (catalogue / (g.name + ".patch")).write_text(mutgen.patch_text(g, after))
-            made.append(g.name)
+            made[g.name] = g
     tree.release("series")
-    equivalents = mutgen.read_equivalents((config.REPO / mutgen.EQUIVALENTS).read_text())
-    stale = sorted(set(equivalents) - set(made))
+    try:
+        equivalents = mutgen.read_equivalents((config.REPO / mutgen.EQUIVALENTS).read_text())
+    except ValueError as e:
+        raise Fatal(str(e))
+    stale = mutgen.unpinned(equivalents, made)
     if stale:
-        raise Fatal("%s names mutants the series no longer generates: %s" % (
-            mutgen.EQUIVALENTS, ", ".join(stale[:5])))
+        raise Fatal("%s no longer matches the series; judge each again, then update "
+                    "its name and pin:\n  %s" % (mutgen.EQUIVALENTS, "\n  ".join(stale)))
     wanted = (knobs.get("MUTANT") or "")
     if not wanted and knobs.get("SAMPLE"):
         wanted = ",".join(mutgen.sample(made, knobs.get("SAMPLE")))
     mutants = load_catalogue(catalogue, wanted)
     for m in mutants:
-        m.equivalent = equivalents.get(m.name, "")
+        m.equivalent = equivalents.get(m.name, ("", ""))[1]
     progress("mutate", "generated %d mutant(s) from %d file(s); running %d" % (
         len(made), len(touched & set(mutgen.SOURCES)), len(mutants)))
     return run_mutants(catalogue, mutants, out)

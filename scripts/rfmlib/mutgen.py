@@ -149,6 +149,16 @@ class Generated:
     operator: str
     before: str
     after: str
+    pin: str = ""          # pin_of() the line and the two before it
+
+
+def pin_of(lines, n):
+    """A short hash of line n (1-based) of `lines` and the two lines
+    before it, stripped: the equivalence list pins each name to the code
+    it was judged on, since a name only says a line number, and an edit
+    above it moves another statement under that number."""
+    text = "\n".join(line.strip() for line in lines[max(0, n - 3):n])
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 def _slug(path):
@@ -189,7 +199,8 @@ def generate(path, before, after):
             counts[op] = counts.get(op, 0) + 1
         for op, nth, mutated in found:
             name = "g-%s-%d-%s%s" % (_slug(path), n, op, "-%d" % nth if counts[op] > 1 else "")
-            out.append(Generated(name, path, n, op, lines[n - 1], mutated))
+            out.append(Generated(name, path, n, op, lines[n - 1], mutated,
+                                 pin_of(lines, n)))
     return out
 
 
@@ -216,12 +227,34 @@ def sample(names, n):
     return sorted(sorted(names, key=lambda s: hashlib.sha256(s.encode()).hexdigest())[:n])
 
 
+EQUIVALENT_LINE = re.compile(r"^(?P<name>g-[\w-]+) @(?P<pin>[0-9a-f]{8}): (?P<why>.+)$")
+
+
 def read_equivalents(text):
-    """{name: reason} of the equivalence list: "NAME: why" per line."""
+    """{name: (pin, reason)} of the equivalence list: "NAME @PIN: why"
+    per line, PIN being the mutant's pin_of() when it was judged."""
     out = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, _, why = line.partition(":")
-            out[name.strip()] = why.strip()
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = EQUIVALENT_LINE.match(line)
+        if not m:
+            raise ValueError("%s:%d: not 'NAME @PIN: why': %s" % (EQUIVALENTS, n, line[:60]))
+        out[m["name"]] = (m["pin"], m["why"])
+    return out
+
+
+def unpinned(equivalents, generated):
+    """What no longer holds in the equivalence list against the mutants
+    `generated` ({name: Generated}): names not generated any more, and
+    names whose line (or the two before it) changed, each a line of text."""
+    out = []
+    for name, (pin, _) in sorted(equivalents.items()):
+        g = generated.get(name)
+        if g is None:
+            out.append("%s: the series no longer generates it" % name)
+        elif g.pin != pin:
+            out.append("%s: judged at @%s, now @%s, %s:%d: %s" % (
+                name, pin, g.pin, g.path, g.line, g.before.strip()))
     return out

@@ -127,8 +127,25 @@ class Patches(unittest.TestCase):
         self.assertTrue(set(mutgen.sample(names, 5)) <= set(names))
 
     def test_the_equivalence_list(self):
-        self.assertEqual(mutgen.read_equivalents("# c\ng-x-1-op: needs two CPUs\n\n"),
-                         {"g-x-1-op": "needs two CPUs"})
+        self.assertEqual(mutgen.read_equivalents("# c\ng-x-1-op @0123abcd: needs two CPUs\n\n"),
+                         {"g-x-1-op": ("0123abcd", "needs two CPUs")})
+        with self.assertRaisesRegex(ValueError, "NAME @PIN"):
+            mutgen.read_equivalents("g-x-1-op: no pin\n")
+
+    def test_an_equivalent_is_pinned_to_its_code_not_its_line_number(self):
+        found = {g.name: g for g in mutgen.generate("kernel/futex/robust.c", BEFORE, AFTER)}
+        name = "g-robust-c-8-statement-dropped"
+        pinned = {name: (found[name].pin, "why")}
+        self.assertEqual(mutgen.unpinned(pinned, found), [])
+        # A line added above moves another statement under line 8.
+        shifted = AFTER.replace("\tx = y->next;\n", "\tx = y->next;\n\tfoo();\n")
+        moved = {g.name: g for g in mutgen.generate("kernel/futex/robust.c", BEFORE, shifted)}
+        self.assertEqual(moved[name].before, "\tfoo();")
+        self.assertRegex(mutgen.unpinned(pinned, moved)[0],
+                         r"^g-robust-c-8-statement-dropped: judged at @\w+, now @\w+, "
+                         r"kernel/futex/robust.c:8: foo\(\);$")
+        self.assertEqual(mutgen.unpinned(pinned, {}),
+                         [name + ": the series no longer generates it"])
 
 
 class Score(unittest.TestCase):

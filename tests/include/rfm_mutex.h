@@ -47,6 +47,7 @@ struct rfm_mutex_thread {
 	enum rfm_mutex_unlock how;
 	void *try_unlock;			/* the vDSO function, for vdso */
 	void (*park)(struct rfm_mutex_thread *t);
+	unsigned long errors;	/* system calls that failed: never expected */
 };
 
 /* The best way this kernel has: vdso, syscall or classic. */
@@ -76,12 +77,18 @@ static inline int rfm_mutex_thread_init(struct rfm_mutex_thread *t,
 	return rfm_set_robust_list(&t->head, sizeof(t->head)) ? -1 : 0;
 }
 
+/*
+ * The exit walk sees this thread's memory as a signal handler of it
+ * would, at whatever instruction it died: the compiler must keep the
+ * slot's store between the list's and the word's, hence the fences.
+ */
 static inline void rfm_mutex_set_pending(struct rfm_mutex_thread *t,
 					 struct rfm_lock *m)
 {
-	/* Seen by this thread's exit walk: ordered against the word's CAS */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&t->head.list_op_pending, m ? &m->link : NULL,
-			 __ATOMIC_SEQ_CST);
+			 __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* Take @m off @t's list, wherever it is on it. */
@@ -98,9 +105,10 @@ static inline void rfm_mutex_list_del(struct rfm_mutex_thread *t,
 
 /*
  * Lock @m: 0, EOWNERDEAD if its owner died holding it (the caller owns
- * it now and decides whether the data it guards is whole), or ETIMEDOUT
- * if no one released it for @timeout_ms in a row (a lost wakeup, or an
- * owner that never comes back).
+ * it now and decides whether the data it guards is whole), ETIMEDOUT if
+ * no one released it for @timeout_ms in a row (a lost wakeup, or an
+ * owner that never comes back), or the errno of a FUTEX_WAIT that failed
+ * otherwise (counted in t->errors).
  */
 static inline int rfm_mutex_lock(struct rfm_mutex_thread *t, struct rfm_lock *m,
 				 long timeout_ms)
@@ -126,9 +134,11 @@ static inline int rfm_mutex_lock(struct rfm_mutex_thread *t, struct rfm_lock *m,
 						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			continue;
 		if (rfm_futex_wait(&m->futex, v | FUTEX_WAITERS, timeout_ms) &&
-		    errno == ETIMEDOUT) {
+		    errno != EAGAIN && errno != EINTR) {
+			ret = errno;
+			t->errors += ret != ETIMEDOUT;
 			rfm_mutex_set_pending(t, NULL);
-			return ETIMEDOUT;
+			return ret;
 		}
 		/* Woken: others may still sleep, so keep the bit when taking it */
 		want = t->tid | FUTEX_WAITERS;
@@ -150,7 +160,7 @@ static inline void rfm_mutex_unlock(struct rfm_mutex_thread *t, struct rfm_lock 
 	case RFM_MUTEX_CLASSIC:
 		old = __atomic_exchange_n(&m->futex, 0, __ATOMIC_RELEASE);
 		if (old & FUTEX_WAITERS)
-			rfm_futex_wake(&m->futex, 1);
+			t->errors += rfm_futex_wake(&m->futex, 1) < 0;
 		if (t->park)
 			t->park(t);		/* the window */
 		rfm_mutex_set_pending(t, NULL);
@@ -161,7 +171,8 @@ static inline void rfm_mutex_unlock(struct rfm_mutex_thread *t, struct rfm_lock 
 		/* Waiters: the word is not ours alone, the kernel wakes one */
 		/* fall through */
 	case RFM_MUTEX_SYSCALL:
-		rfm_robust_unlock_wake(&m->futex, slot, 1);
+		/* Fails only on a kernel without it, or with a bad word or slot */
+		t->errors += rfm_robust_unlock_wake(&m->futex, slot, 1) < 0;
 		break;
 	}
 	if (t->park)

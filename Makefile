@@ -81,7 +81,8 @@ sparse:
 
 ## bisect-check: apply the series one patch at a time and build x86_64,
 ## x86_64 without IA32 emulation, i386, arm64 and arm after each;
-## TARGETS=x86 or TARGETS=arm for one architecture (slow: run before
+## TARGETS=x86 or TARGETS=arm for one architecture; BISECT_FROM=N to
+## start at patch N when the series grew at its end (slow: run before
 ## resolving a series change)
 bisect-check:
 	$(RFM) bisect-check

@@ -50,7 +50,10 @@ def cmd_bisect_check(_args):
     if not series:
         raise Fatal("patches/series is empty: nothing to bisect")
     configs = bisect_configs(knobs.get("TARGETS"))
-    progress("bisect", "configs: %s" % ", ".join(configs))
+    first = knobs.get("BISECT_FROM")
+    if first > len(series):
+        raise Fatal("BISECT_FROM=%d: the series has %d patches" % (first, len(series)))
+    progress("bisect", "configs: %s; steps %d to %d" % (", ".join(configs), first, len(series)))
     stock = {kc: kbuild.build("stock", [], kc, label="stock/%s" % kc) for kc in configs}
     stock_warnings = {kc: kbuild.kernel_warnings(d) or set() for kc, d in stock.items()}
     # The smoke boot needs the x86_64 kernel: TARGETS=arm has none to boot.
@@ -64,7 +67,7 @@ def cmd_bisect_check(_args):
         backend = LocalQemu("tcg", 1)
     out = config.cache_dir() / "bisect-smoke"
     table, bad = [], 0
-    for n in range(1, len(series) + 1):
+    for n in range(first, len(series) + 1):
         row, notes = [series[n - 1].name], []
         images = {}
         for kc in configs:

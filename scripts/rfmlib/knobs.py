@@ -248,6 +248,8 @@ KNOBS = (
     Knob("FUZZ_SECONDS", seconds, "180", "fuzz time budget per target", ("fuzz",)),
     Knob("FUZZ_SEED", whole(0), "1", "the fuzzer's first seed", ("fuzz",)),
     Knob("STRESS_SECONDS", seconds, "20", "stress time per case and target", ("stress",)),
+    Knob("BISECT_FROM", positive, "1", "make bisect-check: the first step built; the patches "
+         "before it are applied, not checked (a series that grew at its end)", ("bisect-check",)),
     Knob("LIBC", one_of("static", "shared"), "static",
          "how the project's robust-mutex programs link: static, or against the "
          "installed shared glibc of each ABI", MATRIX + ("shell",)),

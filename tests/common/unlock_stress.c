@@ -85,7 +85,7 @@ struct tally {
 static struct {
 	char *arena;
 	size_t page;
-	enum rfm_mutex_unlock how;
+	enum rfm_unlock_path how;
 	struct slot slot[SLOTS];
 	struct worker worker[WORKERS];
 	int stop;
@@ -317,7 +317,7 @@ static int more_rounds(unsigned long rounds, long seconds, long since, int contr
 }
 
 /* 0 once the rounds are done, or -1 with st.failed saying why not. */
-static int run_stress(enum rfm_mutex_unlock how, int control)
+static int run_stress(enum rfm_unlock_path how, int control)
 {
 	static struct rfm_mutex_thread main_thread;	/* registered until exit */
 	unsigned long rounds = rfm_cmdline_ulong(ROUNDS_KEY, ROUNDS);
@@ -381,7 +381,7 @@ static void report(const char *name)
 	       "\"deaths\": %lu, \"acquisitions\": %lu, \"frees\": %lu, "
 	       "\"recoveries\": %lu, \"corrupted\": %lu, \"lost_wakeups\": %lu, "
 	       "\"stuck_at_end\": %lu, \"errors\": %lu}\n",
-	       name, rfm_mutex_unlock_names[st.how], t->rounds, t->kills, t->uses,
+	       name, rfm_unlock_path_names[st.how], t->rounds, t->kills, t->uses,
 	       t->frees, t->recoveries, t->corrupted, t->timeouts, t->lost, t->errors);
 }
 
@@ -401,7 +401,7 @@ static void report(const char *name)
 /* The control: the classic unlock, which the stress must catch. */
 static int classic_mutex_corrupts_reused_memory(void)
 {
-	int ran = run_stress(RFM_MUTEX_CLASSIC, 1);
+	int ran = run_stress(RFM_UNLOCK_CLASSIC, 1);
 
 	report(__func__);
 	CHECK_RUN(ran);
@@ -411,7 +411,7 @@ static int classic_mutex_corrupts_reused_memory(void)
 	return RFM_PASS;
 }
 
-static int never_corrupts(const char *name, enum rfm_mutex_unlock how)
+static int never_corrupts(const char *name, enum rfm_unlock_path how)
 {
 	int ran = run_stress(how, 0);
 
@@ -419,7 +419,7 @@ static int never_corrupts(const char *name, enum rfm_mutex_unlock how)
 	CHECK_RUN(ran);
 	rfm_obs("corrupted", "%lu", st.t.corrupted);
 	RFM_CHECK(st.t.corrupted == 0, "%lu corruptions in %lu rounds, %lu kills (%s unlock)",
-		  st.t.corrupted, st.t.rounds, st.t.kills, rfm_mutex_unlock_names[how]);
+		  st.t.corrupted, st.t.rounds, st.t.kills, rfm_unlock_path_names[how]);
 	return RFM_PASS;
 }
 
@@ -430,10 +430,10 @@ static int never_corrupts(const char *name, enum rfm_mutex_unlock how)
  */
 static int best_unlock_never_corrupts(void)
 {
-	enum rfm_mutex_unlock how = rfm_mutex_choose();
+	enum rfm_unlock_path how = rfm_mutex_choose();
 
 	printf("# obs unlock=%s [target: the vDSO try-unlock is x86's only]\n",
-	       rfm_mutex_unlock_names[how]);
+	       rfm_unlock_path_names[how]);
 	return never_corrupts(__func__, how);
 }
 
@@ -441,7 +441,7 @@ static int best_unlock_never_corrupts(void)
 static int syscall_unlock_never_corrupts(void)
 {
 	RFM_REQUIRE_ROBUST_UNLOCK();
-	return never_corrupts(__func__, RFM_MUTEX_SYSCALL);
+	return never_corrupts(__func__, RFM_UNLOCK_SYSCALL);
 }
 
 static const struct rfm_case cases[] = {

@@ -10,7 +10,7 @@
  * The word and its waits are shared, not private: the kernel's exit
  * walk wakes a waiter by a shared wake.
  *
- * Three ways to unlock (enum rfm_mutex_unlock):
+ * Three ways to unlock (enum rfm_unlock_path, in rfm_unlock.h):
  *
  *  - classic: what every C library does today, release the word, wake a
  *    waiter if there is one, then clear list_op_pending; a thread that
@@ -37,25 +37,21 @@
 
 #include "rfm_unlock.h"
 
-enum rfm_mutex_unlock { RFM_MUTEX_CLASSIC, RFM_MUTEX_SYSCALL, RFM_MUTEX_VDSO };
-
-static const char *const rfm_mutex_unlock_names[] = { "classic", "syscall", "vdso" };
-
 struct rfm_mutex_thread {
 	struct robust_list_head head;
 	uint32_t tid;
-	enum rfm_mutex_unlock how;
+	enum rfm_unlock_path how;
 	void *try_unlock;			/* the vDSO function, for vdso */
 	void (*park)(struct rfm_mutex_thread *t);
 	unsigned long errors;	/* system calls that failed: never expected */
 };
 
 /* The best way this kernel has: vdso, syscall or classic. */
-static inline enum rfm_mutex_unlock rfm_mutex_choose(void)
+static inline enum rfm_unlock_path rfm_mutex_choose(void)
 {
 	if (!rfm_have_robust_unlock())
-		return RFM_MUTEX_CLASSIC;
-	return rfm_own_try_unlock(NULL) ? RFM_MUTEX_VDSO : RFM_MUTEX_SYSCALL;
+		return RFM_UNLOCK_CLASSIC;
+	return rfm_own_try_unlock(NULL) ? RFM_UNLOCK_VDSO : RFM_UNLOCK_SYSCALL;
 }
 
 /*
@@ -64,13 +60,13 @@ static inline enum rfm_mutex_unlock rfm_mutex_choose(void)
  * function it does not have.
  */
 static inline int rfm_mutex_thread_init(struct rfm_mutex_thread *t,
-					enum rfm_mutex_unlock how)
+					enum rfm_unlock_path how)
 {
 	rfm_head_init(&t->head);
 	t->tid = (uint32_t)rfm_gettid();
 	t->how = how;
-	t->try_unlock = how == RFM_MUTEX_VDSO ? rfm_own_try_unlock(NULL) : NULL;
-	if (how == RFM_MUTEX_VDSO && !t->try_unlock) {
+	t->try_unlock = how == RFM_UNLOCK_VDSO ? rfm_own_try_unlock(NULL) : NULL;
+	if (how == RFM_UNLOCK_VDSO && !t->try_unlock) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -157,7 +153,7 @@ static inline void rfm_mutex_unlock(struct rfm_mutex_thread *t, struct rfm_lock 
 	rfm_mutex_set_pending(t, m);
 	rfm_mutex_list_del(t, m);
 	switch (t->how) {
-	case RFM_MUTEX_CLASSIC:
+	case RFM_UNLOCK_CLASSIC:
 		old = __atomic_exchange_n(&m->futex, 0, __ATOMIC_RELEASE);
 		if (old & FUTEX_WAITERS)
 			t->errors += rfm_futex_wake(&m->futex, 1) < 0;
@@ -165,12 +161,12 @@ static inline void rfm_mutex_unlock(struct rfm_mutex_thread *t, struct rfm_lock 
 			t->park(t);		/* the window */
 		rfm_mutex_set_pending(t, NULL);
 		return;
-	case RFM_MUTEX_VDSO:
+	case RFM_UNLOCK_VDSO:
 		if (rfm_own_try_unlock_call(t->try_unlock, &m->futex, t->tid, slot) == t->tid)
 			break;
 		/* Waiters: the word is not ours alone, the kernel wakes one */
 		/* fall through */
-	case RFM_MUTEX_SYSCALL:
+	case RFM_UNLOCK_SYSCALL:
 		/* Fails only on a kernel without it, or with a bad word or slot */
 		t->errors += rfm_robust_unlock_wake(&m->futex, slot, 1) < 0;
 		break;

@@ -34,10 +34,6 @@
 
 #define RFM_RACE_MAX_STEPS	4000	/* far more than any unlock path here */
 
-enum rfm_unlock_path { RFM_UNLOCK_CLASSIC, RFM_UNLOCK_SYSCALL, RFM_UNLOCK_VDSO };
-
-static const char *const rfm_unlock_path_names[] = { "classic", "syscall", "vdso" };
-
 #define RFM_RACE_GUARD	0x5a5a5a5au
 
 struct rfm_race_owner {

@@ -29,6 +29,16 @@
 #define RFM_OWN_SLOT	(sizeof(void *) == 4 ? FUTEX_ROBUST_LIST32 : 0)
 #define RFM_ROBUST_UNLOCK_OWN	(FUTEX_ROBUST_UNLOCK | RFM_OWN_SLOT)
 
+/*
+ * The ways a robust lock is released: the classic unlock of every C
+ * library (release the word, then clear list_op_pending in user space),
+ * FUTEX_WAKE with FUTEX_ROBUST_UNLOCK, and the vDSO try-unlock (the
+ * system call when the word has waiters).
+ */
+enum rfm_unlock_path { RFM_UNLOCK_CLASSIC, RFM_UNLOCK_SYSCALL, RFM_UNLOCK_VDSO };
+
+static const char *const rfm_unlock_path_names[] = { "classic", "syscall", "vdso" };
+
 /* futex(uaddr, op, val, NULL, uaddr2, val3), by raw system call. */
 static inline long rfm_futex_op(uint32_t *uaddr, int op, uint32_t val,
 				void *uaddr2, uint32_t val3)

@@ -7,7 +7,20 @@
  * the results port (a port of its own: the second serial port on x86,
  * a virtio console on ARM), so that kernel messages on the console can
  * never interleave with results. Each program's own KTAP
- * is nested as a subtest. After each program every other process is
+ * is nested as a subtest, in KUnit's order, so that the kernel's own
+ * parser (tools/testing/kunit/kunit.py parse) reads the results too:
+ *
+ *	KTAP version 1
+ *	1..N
+ *	# rfm-target: ...		(and the other rfm- lines)
+ *	    KTAP version 1
+ *	    # Subtest: NAME		(both before the program starts)
+ *	    1..M			(the program's own KTAP from here,
+ *	    ok 1 CASE			 less its own version line)
+ *	ok 1 NAME
+ *	# rfm-complete N
+ *
+ * After each program every other process is
  * ended, so nothing one program started can touch the next; a program
  * that left processes behind fails, naming them. The last line is the
  * completion marker the host waits for; anything short of it is an
@@ -257,15 +270,82 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Copy one chunk of the program's output, indenting every line. */
-static void relay(const char *buf, ssize_t n, int *at_line_start)
+/*
+ * A program's output on its way to the results port: every line indented
+ * by four spaces, its first line held back until it is whole, and dropped
+ * if it is the program's own version line (init printed the subtest's).
+ */
+struct relay {
+	int at_line_start;
+	int first_line;		/* still holding the program's first line */
+	size_t held;
+	char first[32];		/* longer than any version line */
+};
+
+static void relay_char(struct relay *r, char c)
+{
+	if (r->at_line_start)
+		fputs("    ", results);
+	fputc(c, results);
+	r->at_line_start = c == '\n';
+}
+
+/* "KTAP version 1", "TAP version 13" or "TAP version 14" (and a \r). */
+static int is_version_line(const char *line, size_t len)
+{
+	static const char *const versions[] = {
+		"KTAP version 1", "TAP version 13", "TAP version 14", NULL,
+	};
+
+	while (len && isspace((unsigned char)line[len - 1]))
+		len--;
+	for (const char *const *v = versions; *v; v++)
+		if (len == strlen(*v) && !memcmp(line, *v, len))
+			return 1;
+	return 0;
+}
+
+/*
+ * Let the first line go as far as it came, unless the line @ended and is
+ * a version line; returns whether it went.
+ */
+static int relay_first_line(struct relay *r, int ended)
+{
+	r->first_line = 0;
+	if (ended && is_version_line(r->first, r->held))
+		return 0;
+	for (size_t i = 0; i < r->held; i++)
+		relay_char(r, r->first[i]);
+	return 1;
+}
+
+/* Copy one chunk of the program's output. */
+static void relay(struct relay *r, const char *buf, ssize_t n)
 {
 	for (ssize_t i = 0; i < n; i++) {
-		if (*at_line_start)
-			fputs("    ", results);
-		fputc(buf[i], results);
-		*at_line_start = buf[i] == '\n';
+		if (r->first_line && buf[i] == '\n') {
+			if (relay_first_line(r, 1))
+				relay_char(r, '\n');
+			continue;
+		}
+		if (r->first_line && r->held < sizeof(r->first)) {
+			r->first[r->held++] = buf[i];
+			continue;
+		}
+		if (r->first_line)
+			relay_first_line(r, 0);
+		relay_char(r, buf[i]);
 	}
+	fflush(results);
+}
+
+/* The program's output has ended: what is held, and an unended line. */
+static void relay_end(struct relay *r)
+{
+	if (r->first_line)
+		relay_first_line(r, 1);
+	if (!r->at_line_start)
+		fputc('\n', results);
 	fflush(results);
 }
 
@@ -372,12 +452,15 @@ static int end_others(char *buf, size_t size)
 static int run_test(int number, const char *name, long timeout_ms)
 {
 	char path[512], buf[4096], others[512];
-	int pipefd[2], status = 0, at_line_start = 1, timed_out = 0, exited = 0;
+	int pipefd[2], status = 0, timed_out = 0, exited = 0;
 	int left;
 	long deadline = now_ms() + timeout_ms;
+	struct relay out = { .at_line_start = 1, .first_line = 1 };
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/%s", TESTS_DIR, name);
+	/* Before it starts, so that a log cut short names the program. */
+	report("    KTAP version 1\n");
 	report("    # Subtest: %s\n", name);
 	if (pipe(pipefd)) {
 		report("not ok %d %s # pipe: %s\n", number, name, strerror(errno));
@@ -427,11 +510,10 @@ static int run_test(int number, const char *name, long timeout_ms)
 		n = read(pipefd[0], buf, sizeof(buf));
 		if (n <= 0)
 			break;
-		relay(buf, n, &at_line_start);
+		relay(&out, buf, n);
 	}
 	close(pipefd[0]);
-	if (!at_line_start)
-		fputc('\n', results);
+	relay_end(&out);
 
 	if (timed_out) {
 		/* Its session holds everything it started. */
@@ -513,13 +595,19 @@ static void run_tests(void)
 
 	uname(&u);
 	set_library_path();
-	report("KTAP version 1\n");
+	/*
+	 * A line of its own first: on a LAVA console the firmware's screen
+	 * codes end without one, and KUnit's parser would take their width
+	 * as every line's prefix. The plan right after the version line:
+	 * KUnit's parser looks for it there.
+	 */
+	report("\nKTAP version 1\n");
+	report("1..%d\n", n);
 	report("# rfm-target: %s\n", cmdline_get("rfm.target", "unknown"));
 	report("# rfm-kernel: %s %s %s\n", u.sysname, u.release, u.machine);
 	report("# rfm-init: %d-bit\n", (int)sizeof(long) * 8);
 	report_cpu_flags();
 	report("# rfm-program-timeout: %ld\n", timeout_s);
-	report("1..%d\n", n);
 	for (int i = 0; i < n; i++)
 		run_test(i + 1, names[i], timeout_s * 1000L);
 	report(COMPLETE_MARKER " %d\n", n);

@@ -1,13 +1,17 @@
 """The one KTAP parser: results.ktap of one guest run -> cases.
 
 The guest's init prints a top-level KTAP document; each test program is a
-subtest, indented by four spaces, whose cases are the rows of the matrix:
+subtest, indented by four spaces, whose cases are the rows of the matrix.
+The order is KUnit's, so the kernel's own parser (tools/testing/kunit/
+kunit.py parse) reads it too: init prints the subtest's version line and
+its "# Subtest:" line before the program starts, then the program's own
+KTAP less its own version line:
 
     KTAP version 1
-    # rfm-target: i386
     1..1
-        # Subtest: smoke
+    # rfm-target: i386
         KTAP version 1
+        # Subtest: smoke
         1..2
         # obs errno=EINVAL
         ok 1 set_bad_length
@@ -15,6 +19,11 @@ subtest, indented by four spaces, whose cases are the rows of the matrix:
         ok 2 set_get_roundtrip
     ok 1 smoke
     # rfm-complete 1
+
+Logs from before that order (a LAVA log, a shard to merge) read the same:
+there the plan came after the rfm- lines, and "# Subtest:" before the
+program's own version line. Version lines carry nothing this parser needs;
+it skips them wherever they are.
 
 "# obs key=value" lines attach to the next result line of their level.
 A suffix "[abi]" marks a value that depends on the word size; "[target:
@@ -36,6 +45,7 @@ PLAN_RE = re.compile(r"^1\.\.(\d+)")
 OBS_RE = re.compile(r"^#\s*obs\s+([\w.\-]+)=(.*?)\s*(?:\[(abi|target)(?::\s*([^\]]*))?\])?\s*$")
 META_RE = re.compile(r"^#\s*rfm-([\w-]+):\s*(.*)$")
 SUBTEST_RE = re.compile(r"^#\s*Subtest:\s*(.+?)\s*$")
+VERSION_RE = re.compile(r"^(?:KTAP version|TAP version \d+$)")
 KERNEL_LOG_RE = re.compile(r"^\s*(?:<\d>)?\[\s*\d+\.\d+\]")
 
 
@@ -158,7 +168,7 @@ def parse(text):
             if m:
                 run.meta[m.group(1)] = m.group(2).strip()
                 continue
-            if line.startswith("KTAP version") or line.startswith("#"):
+            if VERSION_RE.match(line) or line.startswith("#"):
                 continue
             run.foreign_lines += 1
             continue
@@ -166,6 +176,10 @@ def parse(text):
         if indent > 4 and suite is not None:
             # Deeper nesting inside a program: kept as diagnostics only.
             pending_diag.append(line)
+            continue
+        if VERSION_RE.match(line):
+            # The subtest's, before its "# Subtest:" line (KUnit's order)
+            # or after it (older logs, a program's own): nothing to keep.
             continue
         m = SUBTEST_RE.match(line)
         if m:
@@ -180,8 +194,6 @@ def parse(text):
             suite = Suite("(unnamed)")
             run.suites.append(suite)
             run.problems.append("indented output outside a subtest")
-        if line.startswith("KTAP version"):
-            continue
         m = PLAN_RE.match(line)
         if m:
             suite.planned = int(m.group(1))

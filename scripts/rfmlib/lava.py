@@ -62,12 +62,17 @@ def memory_mb(text):
 
 def monitors(programs):
     """One monitor per program, in the order init runs them (sorted by
-    name); each ends where the next starts, the last at completion.
-    QEMU's console ends lines with \\r\\n."""
+    name); each starts at its "# Subtest: NAME" line and ends where the
+    next program's block starts, the last at completion. A block starts
+    with its version line, then its "# Subtest:" line (KUnit's order,
+    both printed by init); the end does without the version line where a
+    kernel message came between the two. QEMU's console ends lines with
+    \\r\\n."""
     names = sorted(programs)
     out = []
     for i, name in enumerate(names):
-        end = ("(?=    # Subtest: %s\\r?\\n)" % re.escape(names[i + 1])
+        end = ("(?=(?:    KTAP version 1\\r?\\n)?    # Subtest: %s\\r?\\n)"
+               % re.escape(names[i + 1])
                if i + 1 < len(names) else re.escape(COMPLETE_MARKER))
         out.append({"name": name, "start": "# Subtest: %s\\r?\\n" % re.escape(name),
                     "end": end, "pattern": CASE_PATTERN, "fixupdict": dict(FIXUP)})

@@ -1,4 +1,6 @@
 """ktap.parse and ktap.scan_console on captured-style guest output."""
+import re
+import textwrap
 import unittest
 
 from rfmlib import ktap
@@ -15,13 +17,30 @@ def case_statuses(run):
 
 
 def nested(suite, *body, result="ok 1", directive=""):
-    """A one-program results log as init prints it: the program's lines
-    indented by four spaces, then its result line and the marker."""
+    """A one-program results log as init prints it: the subtest's version
+    and "# Subtest:" lines, the program's lines (less its own version
+    line) indented by four spaces, then its result line and the marker."""
+    lines = ["KTAP version 1", "1..1", "    KTAP version 1", "    # Subtest: %s" % suite]
+    lines += ["    " + line for line in body]
+    lines.append("%s %s%s" % (result, suite, " # " + directive if directive else ""))
+    lines.append("# rfm-complete 1")
+    return "\n".join(lines) + "\n"
+
+
+def old_nested(suite, *body, result="ok 1", directive=""):
+    """The same log as init printed it before KUnit's order: "# Subtest:"
+    first, then the program's lines with its own version line."""
     lines = ["KTAP version 1", "1..1", "    # Subtest: %s" % suite]
     lines += ["    " + line for line in body]
     lines.append("%s %s%s" % (result, suite, " # " + directive if directive else ""))
     lines.append("# rfm-complete 1")
     return "\n".join(lines) + "\n"
+
+
+def parsed(run):
+    """Everything ktap.parse says of a log, to compare two logs by."""
+    return (run.cases(), [(s.name, s.status, s.reason, s.planned) for s in run.suites],
+            run.meta, run.planned, run.complete, run.problems, run.foreign_lines)
 
 
 class CompleteRuns(unittest.TestCase):
@@ -107,7 +126,7 @@ class BrokenRuns(unittest.TestCase):
         self.assertEqual(run.problems, [])
 
     def test_program_failing_after_all_cases_passed_is_an_error(self):
-        run = ktap.parse(nested("smoke", "KTAP version 1", "1..1", "ok 1 only",
+        run = ktap.parse(nested("smoke", "1..1", "ok 1 only",
                                 result="not ok 1", directive="killed by signal 11"))
         self.assertEqual(case_statuses(run),
                          {"smoke.only": PASS, "smoke.(program)": ERROR})
@@ -164,10 +183,100 @@ class ForeignLines(unittest.TestCase):
         self.assertEqual(case_statuses(run),
                          {"first.a": PASS, "first.#2": MISS, "second.b": PASS})
 
+    def test_subtest_without_result_line_in_kunits_order(self):
+        text = ("KTAP version 1\n1..2\n    KTAP version 1\n    # Subtest: first\n"
+                "    1..2\n    ok 1 a\n    KTAP version 1\n    # Subtest: second\n"
+                "    1..1\n    ok 1 b\nok 2 second\n# rfm-complete 2\n")
+        run = ktap.parse(text)
+        self.assertEqual(run.problems, ["subtest first has no result line"])
+        self.assertEqual(case_statuses(run),
+                         {"first.a": PASS, "first.#2": MISS, "second.b": PASS})
+
     def test_indented_output_outside_a_subtest(self):
         run = ktap.parse("KTAP version 1\n1..0\n    ok 1 stray\n# rfm-complete 0\n")
         self.assertIn("indented output outside a subtest", run.problems)
         self.assertEqual(case_statuses(run), {"(unnamed).stray": PASS})
+
+
+class KunitOrder(unittest.TestCase):
+    """init prints each block in KUnit's order: the version line, then
+    "# Subtest:", both before the program runs; the program's own version
+    line is dropped."""
+
+    def test_the_version_line_before_a_subtest_is_no_suite_and_no_problem(self):
+        run = util.parse("complete/x86_64")
+        self.assertIn("    KTAP version 1\n    # Subtest: smoke\n",
+                      util.text("complete/x86_64"))
+        self.assertEqual([s.name for s in run.suites], ["smoke"])
+        self.assertEqual(run.problems, [])
+        self.assertEqual(run.foreign_lines, 0)
+
+    def test_the_plan_right_after_the_version_line_and_the_rfm_lines_after_it(self):
+        text = util.text("complete/i386")
+        self.assertTrue(text.startswith("KTAP version 1\n1..1\n# rfm-target: i386\n"))
+        run = ktap.parse(text)
+        self.assertEqual((run.planned, run.meta["target"]), (1, "i386"))
+
+    def test_a_log_cut_after_the_next_programs_version_line(self):
+        # The guest died between init's two header lines of the second
+        # program: that program never started, nothing is unnamed.
+        text = nested("first", "1..1", "ok 1 a").replace("1..1\n", "1..2\n", 1)
+        text = text.replace("# rfm-complete 1\n", "    KTAP version 1\n")
+        run = ktap.parse(text)
+        self.assertEqual(case_statuses(run), {"first.a": PASS})
+        self.assertEqual(run.problems, ["1 of 2 programs never reported", INCOMPLETE])
+
+    def test_a_log_cut_after_the_subtest_line_names_the_program(self):
+        run = util.parse("cut_off")
+        self.assertEqual(case_statuses(run), {"a_hang": MISS})
+        self.assertEqual(run.cases()["a_hang"].reason,
+                         "started; the log ends before its result")
+
+    def test_version_lines_of_tap_are_skipped_too(self):
+        for version in ("KTAP version 1", "TAP version 13", "TAP version 14"):
+            with self.subTest(version=version):
+                run = ktap.parse(nested("s", version, "1..1", "ok 1 c"))
+                self.assertEqual(case_statuses(run), {"s.c": PASS})
+                self.assertEqual((run.problems, run.foreign_lines), ([], 0))
+
+    def test_the_docstring_example_parses(self):
+        example = re.search(r"\n\n( {4}KTAP version 1\n.*?rfm-complete 1\n)",
+                            ktap.__doc__, re.S).group(1)
+        run = ktap.parse(textwrap.dedent(example))
+        self.assertEqual(case_statuses(run), {"smoke.set_bad_length": PASS,
+                                              "smoke.set_get_roundtrip": PASS})
+        self.assertEqual(run.cases()["smoke.set_get_roundtrip"].obs,
+                         {"head_len": Obs("12", "abi")})
+        self.assertEqual((run.meta, run.planned, run.complete, run.problems),
+                         ({"target": "i386"}, 1, True, []))
+
+
+class OlderLogs(unittest.TestCase):
+    """Logs from before KUnit's order (LAVA logs, shards to merge): the
+    plan after the rfm- lines, "# Subtest:" before the program's own
+    version line. They read exactly as the same run in KUnit's order."""
+
+    def test_the_old_order_fixture_reads_as_the_same_run_in_kunits_order(self):
+        old = util.text("old_order")
+        self.assertIn("    # Subtest: robust_owner\n    KTAP version 1\n", old)
+        self.assertIn("# rfm-program-timeout: 300\n1..3\n", old)
+        self.assertEqual(parsed(ktap.parse(old)), parsed(util.parse("user_programs/x86_64")))
+        self.assertEqual(util.parse("old_order").problems, [])
+
+    def test_old_and_new_order_read_the_same(self):
+        bodies = [
+            (("KTAP version 1", "1..2", "# obs e=EINVAL", "ok 1 a", "not ok 2 b # why"),
+             ("1..2", "# obs e=EINVAL", "ok 1 a", "not ok 2 b # why"), {}),
+            (("plain output",), ("plain output",), {}),
+            (("KTAP version 1", "1..1", "ok 1 only"), ("1..1", "ok 1 only"),
+             {"result": "not ok 1", "directive": "killed by signal 11"}),
+            (("KTAP version 1", "1..3", "ok 1 x"), ("1..3", "ok 1 x"),
+             {"result": "not ok 1", "directive": "TIMEOUT after 300 s"}),
+        ]
+        for old_body, new_body, kwargs in bodies:
+            with self.subTest(body=new_body):
+                self.assertEqual(parsed(ktap.parse(old_nested("p", *old_body, **kwargs))),
+                                 parsed(ktap.parse(nested("p", *new_body, **kwargs))))
 
 
 class CaseDetails(unittest.TestCase):
@@ -210,7 +319,7 @@ class CaseDetails(unittest.TestCase):
         self.assertEqual(run.cases()["s.c"].diag, ["# Subtest: inner", "ok 1 x"])
 
     def test_duplicate_case_names_are_kept_apart(self):
-        run = ktap.parse(nested("s", "KTAP version 1", "1..2", "# obs n=1",
+        run = ktap.parse(nested("s", "1..2", "# obs n=1",
                                 "ok 1 twice", "# obs n=2", "not ok 2 twice"))
         self.assertEqual(case_statuses(run), {"s.twice": PASS, "s.twice#2": FAIL})
         self.assertEqual(run.cases()["s.twice#2"].obs, {"n": Obs("2")})

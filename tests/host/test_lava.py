@@ -23,6 +23,45 @@ def target_line(msg, dt="2026-12-05T02:41:56.000000"):
     return json.dumps({"dt": dt, "lvl": "target", "msg": msg}) + "\n"
 
 
+def console_of(log):
+    """The guest's console as LAVA's monitors see it: \\r\\n line ends."""
+    return lava.guest_from_log(log)[0].replace("\n", "\r\n")
+
+
+def monitor(console, programs=PROGRAMS):
+    """Run the monitors over a console as lava-run's pexpect does: each
+    waits for its start, then takes whichever of its end and its case
+    pattern comes first in what follows (the end on a tie), until its
+    end. ({program: [(case, result)]}, {program: text it covered})."""
+    found, covered, pos = {}, {}, 0
+    for mon in lava.monitors(programs):
+        start = re.compile(mon["start"]).search(console, pos)
+        if start is None:
+            break
+        pos, cases = start.end(), []
+        while True:
+            rest = console[pos:]
+            end = re.compile(mon["end"]).search(rest)
+            case = re.compile(mon["pattern"]).search(rest)
+            if case and (end is None or case.start() < end.start()):
+                cases.append((case.group("test_case_id"),
+                              mon["fixupdict"][case.group("result")]))
+                pos += case.end()
+                continue
+            covered[mon["name"]] = console[start.end():pos + (end.start() if end else 0)]
+            pos += end.start() if end else len(rest)
+            break
+        found[mon["name"]] = cases
+    return found, covered
+
+
+def old_order(console):
+    """A console as init printed it before KUnit's order: each program's
+    "# Subtest:" line, then the program's own version line."""
+    return re.sub(r"    KTAP version 1\r\n(    # Subtest: [^\r]*\r\n)(?!    KTAP)",
+                  r"\1    KTAP version 1\r\n", console)
+
+
 def run_of(log, d):
     console, boot = lava.guest_from_log(log)
     lava.write_guest(d, console, boot)
@@ -125,6 +164,40 @@ class Jobs(unittest.TestCase):
         self.assertEqual(len(found), 75)
         self.assertEqual(found["compat_int80.int80_get_reads_compat_head"], "skip")
         self.assertEqual(set(found.values()), {"pass", "skip"})
+
+    def test_each_monitor_ends_where_the_next_programs_block_starts(self):
+        # KUnit's order: the next block starts at its version line, before
+        # its "# Subtest:" line; no line of it is in this program's part.
+        console = console_of(LOG)
+        found, covered = monitor(console)
+        self.assertEqual(list(found), sorted(PROGRAMS))
+        self.assertEqual(sum(len(c) for c in found.values()), 75)
+        self.assertEqual(found["wake"], [("death_wake_rules", "pass")])
+        for name, nxt in zip(sorted(PROGRAMS), sorted(PROGRAMS)[1:]):
+            with self.subTest(program=name):
+                part = covered[name]
+                self.assertNotIn("KTAP version", part)
+                self.assertNotIn("# Subtest:", part)
+                self.assertTrue(part.endswith("\r\nok %d %s\r\n" % (
+                    sorted(PROGRAMS).index(name) + 1, name)), part[-200:])
+                after = console[console.index(part) + len(part):]
+                self.assertTrue(after.startswith(
+                    "    KTAP version 1\r\n    # Subtest: %s\r\n" % nxt), after[:80])
+        self.assertTrue(covered["wake"].endswith("ok 6 wake\r\n"))
+
+    def test_monitors_read_an_older_console_and_a_kernel_line_between_the_same(self):
+        console = console_of(LOG)
+        found, _ = monitor(console)
+        old = old_order(console)
+        self.assertNotEqual(old, console)
+        self.assertNotIn("    KTAP version 1\r\n    # Subtest:", old)
+        self.assertEqual(monitor(old)[0], found)
+        between = console.replace(
+            "    KTAP version 1\r\n    # Subtest: smoke\r\n",
+            "    KTAP version 1\r\n[    1.234567] random: crng init done\r\n"
+            "    # Subtest: smoke\r\n", 1)
+        self.assertNotEqual(between, console)
+        self.assertEqual(monitor(between)[0], found)
 
     def test_monitors_follow_inits_order_and_end_at_completion(self):
         mons = lava.monitors(("wake", "death", "smoke"))

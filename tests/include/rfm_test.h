@@ -16,6 +16,11 @@
  *	# obs head_len=24 [abi]
  *	ok 2 set_get_roundtrip
  *
+ * Under init the program is a subtest: init prints "KTAP version 1" and
+ * "# Subtest: NAME" before it starts, in KUnit's order, and drops the
+ * program's own version line, so the program's output reads the same
+ * run alone (`make shell`) and nested.
+ *
  * "# obs key=value" lines are observations the host compares across
  * targets and kernels; a trailing "[abi]" says the value depends on the
  * word size (24 vs 12 bytes), "[target: why]" names a difference that is

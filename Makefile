@@ -5,27 +5,42 @@
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 export LIBC PROGRAM_TIMEOUT
 export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
-export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT
+export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT SAMPLE BISECT_FROM
+export DEPS_FOR DEBIAN_MIRROR DEBIAN_SECURITY_MIRROR
 export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check matrix-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
 	$(RFM) run
 
-## check: the tests: host-side unit tests, then the matrix with the
-## series, stock and baseline (negative control) kernels
-check: knobs-check deps host-test ci-check abi checkpatch guest-selftest fuzz-short stress-short matrix-check exec-window-check matrix-check-arm perf-gate lava-check mutate-short mutate-gen-short
+## check: the tests, x86 (what CI runs): the steps of scripts/rfmlib/steps.py
+## in order, each timed, within a budget of 40 min cold; STEP-NAME targets
+## below run one step alone
+check:
+	$(RFM) check
+
+## check-arm: the ARM side of the tests: the ABI gate of AAPCS64 and EABI,
+## the matrix on the three ARM targets with series, stock and baseline,
+## LAVA's round trip on ARM (four ARM kernels cold; CI runs it on a
+## schedule), in RFM_OUT/arm
+check-arm:
+	$(RFM) check-arm
+
+## repin: pin patches/trees.json to the newest linux-source-6.1 Debian
+## serves, once the series and the test-only patches apply to it exactly
+repin:
+	$(RFM) repin
 
 ## knobs: every variable the commands read: default, meaning, who reads it
 knobs:
 	@$(RFM) knobs
 
 knobs-check:
-	@$(RFM) knobs --check check
+	@$(RFM) check --step knobs-check
 
 ## interrupt-check: kill `make run` at every stage (SIGINT, SIGKILL) on a
 ## throw-away cache and prove the next run repairs it; two runs at once
@@ -34,7 +49,7 @@ interrupt-check:
 	python3 scripts/interrupt-check
 
 host-test:
-	$(RFM) host-tests
+	$(RFM) check --step host-test
 
 ## guest-selftest: a guest whose kernel panics must give exit 1, one that
 ## hangs exit 2 (the failure paths, proven on a real boot)
@@ -44,18 +59,11 @@ guest-selftest:
 matrix-check:
 	$(RFM) matrix-check
 
-## matrix-check-arm: make check's ARM step, kept short: the contract on
-## the three ARM targets with the series kernel (two kernel builds cold),
-## in RFM_OUT/arm. Stock and the negative control on ARM: TARGETS=arm
-## make matrix-check (four more builds), or the CI shards
-matrix-check-arm:
-	TARGETS=arm KERNELS=series RFM_OUT=$${RFM_OUT:-out}/arm $(RFM) matrix-check
-
 ## exec-window-check: the exec cases inside de_thread()'s race windows,
 ## on the exec-window test kernel (series + patches/exec-window, booted
 ## with exec_window_ms=1000), in RFM_OUT/exec-window
 exec-window-check:
-	KERNELS=exec-window RFM_OUT=$${RFM_OUT:-out}/exec-window $(RFM) matrix-check
+	$(RFM) check --step exec-window-check
 
 ## distro-check: the series and stock built from Debian's own config
 ## (kconfig/distro.config), on the x86 targets and x86_64-la57 (5-level
@@ -67,11 +75,9 @@ distro-check:
 	KERNELS=distro-pae,distro-pae-stock TARGETS=i386,i386-pentium3 RFM_OUT=$${RFM_OUT:-out}/distro-pae $(RFM) matrix-check
 
 ## checkpatch: the tree's scripts/checkpatch.pl --strict on every patch,
-## the series' names against mainline's, every mutant applying exactly,
-## then sparse (make sparse)
+## the series' names against mainline's, every mutant applying exactly
 checkpatch:
 	$(RFM) checkpatch
-	$(RFM) sparse
 
 ## sparse: make C=2 on the C files the series touches, x86_64 and i386,
 ## series against stock: no finding stock's files lack (builds the
@@ -109,12 +115,16 @@ perf-gate:
 fuzz:
 	$(RFM) fuzz
 
-## fuzz-short, stress-short: the CI versions, on the series kernel
+## fuzz-short, stress-short, perf-gate-short: make check's versions, on
+## the series kernel (perf-gate-short: the x86_64 kernel's three ABIs)
 fuzz-short:
-	KERNELS=series FUZZ_ITERATIONS=400 FUZZ_SECONDS=60 $(RFM) fuzz
+	$(RFM) check --step fuzz-short
 
 stress-short:
-	KERNELS=series STRESS_SECONDS=5 $(RFM) stress
+	$(RFM) check --step stress-short
+
+perf-gate-short:
+	$(RFM) check --step perf-gate-short
 
 ## ci-check: the CI files read by their runners' own tools: the GitHub
 ## workflows by actionlint, the GitLab pipeline by gitlab-ci-local (schema,
@@ -152,13 +162,12 @@ lava-check:
 mutate:
 	$(RFM) mutate
 
-## mutate-short: the CI version: four mutants of the walk, the compat
-## arithmetic, the wake rules and get_robust_list(), one of the vDSO
-## unlock's signal-time fixup, cheap to rebuild, and series v2's exec
+## mutate-short: make check's version: four mutants of the walk, the
+## compat arithmetic, the wake rules and get_robust_list(), one of the
+## vDSO unlock's signal-time fixup, cheap to rebuild, and series v2's exec
 ## order on the exec-window test kernel
 mutate-short:
-	MUTANT=walk-misaligned-word-accepted,compat-offset-64-bit-sum,pending-rule-before-6.1.187,get-head-before-len,fixup-range-starts-after-cmpxchg,exec-release-before-de_thread \
-		$(RFM) mutate
+	$(RFM) check --step mutate-short
 
 ## mutate-gen: generate mutants from the series' added C lines (every
 ## operator of scripts/rfmlib/mutgen.py at every occurrence), build and
@@ -169,7 +178,7 @@ mutate-gen:
 
 ## mutate-gen-short: make check's fixed sample of five generated mutants
 mutate-gen-short:
-	SAMPLE=5 $(RFM) mutate-gen
+	$(RFM) check --step mutate-gen-short
 
 ## stress: owners killed at random while others wait, processes and
 ## threads (KERNELS=debug by default; STRESS_SECONDS per case)
@@ -198,7 +207,10 @@ kernels:
 shell:
 	$(RFM) shell
 
-## deps: install the Debian packages the matrix needs (as root)
+## deps: install the Debian packages, and download into the cache the
+## kernel tree, busybox and the npm tools, that DEPS_FOR's commands (make
+## check's by default) need on TARGETS (x86 by default); then they run
+## offline. TARGETS=arm or all adds the ARM toolchains and QEMU
 deps:
 	$(RFM) deps
 

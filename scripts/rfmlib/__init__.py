@@ -6,17 +6,19 @@ modules import each other, even through others (tests/host/test_layers.py
 checks all three):
 
     base        log atomic procs elf bzimage ktap targets tables
-    settings    knobs config
-    host        deps names sharedlibs
+    settings    knobs config steps
+    host        archive deps names sharedlibs
     build/boot  tree kbuild prebuilt sparse abi ci cilint guest qemu lava
     results     compare kcidb report merge mutgen
     pipeline    pipeline
-    commands    matrix selftest shell bisect suites bench mutate checkpatch lab
+    commands    matrix selftest shell bisect suites bench mutate checkpatch lab checkrun
     cli         cli
 
 base reads files and formats text and knows the target table; settings
-reads the environment (knobs) and says where things live (config); host
-is what this machine has; build/boot makes trees, kernels and images and
+reads the environment (knobs), says where things live (config) and what
+make check runs (steps); host is what this machine has and what Debian's
+archive serves (archive: the project's own apt; deps: what each command
+needs); build/boot makes trees, kernels and images and
 boots them; results parse and compare what the guests said; pipeline is
 the one path from kernels and targets to guest runs, with the boot
 backend behind one seam; commands are the bodies of the commands, one
@@ -29,13 +31,13 @@ check lives with its subject (guest.extra_for for EXTRA).
 
 LAYERS = (
     ("base", ("log", "atomic", "procs", "elf", "bzimage", "ktap", "targets", "tables")),
-    ("settings", ("knobs", "config")),
-    ("host", ("deps", "names", "sharedlibs")),
+    ("settings", ("knobs", "config", "steps")),
+    ("host", ("archive", "deps", "names", "sharedlibs")),
     ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "cilint", "guest",
                     "qemu", "lava")),
     ("results", ("compare", "kcidb", "report", "merge", "mutgen")),
     ("pipeline", ("pipeline",)),
     ("commands", ("matrix", "selftest", "shell", "bisect", "suites", "bench", "mutate",
-                  "checkpatch", "lab")),
+                  "checkpatch", "lab", "checkrun")),
     ("cli", ("cli",)),
 )

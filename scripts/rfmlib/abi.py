@@ -32,6 +32,13 @@ ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32",
 HEADER_ARCH = {"lp64": "x86", "ilp32": "x86", "x32": "x86",
                "aapcs64": "arm64", "eabi": "arm"}
 PAHOLE_TYPES = "robust_list_head,robust_list"
+# A target's user-space ABI (targets.USERLANDS) -> its ABI here: make abi
+# checks the ABIs of TARGETS (x86's by default; TARGETS=arm or all for ARM's).
+USERLAND_ABIS = {"lp64": "lp64", "ilp32": "ilp32", "x32": "x32",
+                 "arm64": "aapcs64", "armhf": "eabi"}
+# The Debian packages holding an ABI's system headers.
+SYSTEM_HEADERS = {"x32": "libc6-dev-x32", "aapcs64": "libc6-dev-arm64-cross",
+                  "eabi": "libc6-dev-armhf-cross"}
 
 # The syscall tables read for table.TBL.NR items: TBL -> (file, format).
 # "tbl": NR ABI NAME ENTRY [COMPAT_ENTRY] rows; "unistd": #define __NR_name
@@ -254,16 +261,16 @@ def tree_ident(tree):
     return h.hexdigest()[:12]
 
 
-def check_x32_headers():
-    if deps.installed_version("libc6-dev-x32") is None:
-        raise Fatal("the x32 ABI needs Debian's x32 multilib headers: "
-                    "apt-get install libc6-dev-x32")
+def check_headers(abis):
+    """The system headers of `abis` and pahole are installed."""
     if deps.installed_version("dwarves") is None:
         raise Fatal("pahole is missing: apt-get install dwarves")
-    for package in ("libc6-dev-arm64-cross", "libc6-dev-armhf-cross"):
-        if deps.installed_version(package) is None:
-            raise Fatal("the ARM ABIs need the cross C library's headers: "
-                        "apt-get install %s (make deps)" % package)
+    for abi in abis:
+        package = SYSTEM_HEADERS.get(abi)
+        if package and deps.installed_version(package) is None:
+            raise Fatal("the %s ABI needs the headers of %s: apt-get install %s "
+                        "(make deps%s)" % (abi, package, package,
+                                           "" if abi == "x32" else " TARGETS=arm"))
 
 
 def _save(outdir, name, text):
@@ -272,11 +279,16 @@ def _save(outdir, name, text):
         (outdir / name).write_text(text)
 
 
-def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None):
-    """Check every ABI against each (label, tree); return (report, drifts).
-    The pahole dumps are also written to outdir, for other tools."""
-    check_x32_headers()
+def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None, abis=None):
+    """Check `abis` (all of expected_path's by default) against each
+    (label, tree); return (report, drifts). The pahole dumps are also
+    written to outdir, for other tools. `kernel_view`: x86_64's compat
+    layout beside ILP32's, when ILP32 is among them."""
     expected = parse_expected(expected_path)
+    if abis is not None:
+        expected = {a: items for a, items in expected.items() if a in abis}
+    check_headers(expected)
+    kernel_view = kernel_view and "ilp32" in expected
     work = config.cache_dir() / "abi" / "work"
     lines, drifts = [], []
     sources = [(label, tree) for label, tree in trees]
@@ -414,11 +426,13 @@ def cmd_abi(args):
     outdir = config.out_dir() / "abi"
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
+    abis = [a for a in ABIS if a in {USERLAND_ABIS[t.userland] for t in knobs.get("TARGETS")}]
     with config.cache_lock("abi"):   # its work and build directories are shared
-        text, drifts = run_gate(trees, expected, kernel_view=bool(trees), outdir=outdir)
+        text, drifts = run_gate(trees, expected, kernel_view=bool(trees), outdir=outdir,
+                                abis=abis)
     text += "".join("DRIFT: %s\n" % d for d in drifts)
     text += "abi: %s\n" % ("%d drift(s)" % len(drifts) if drifts else
-                           "no drift in %s" % ", ".join(ABIS))
+                           "no drift in %s" % ", ".join(abis))
     (outdir / "report.txt").write_text(text)
     print(text, end="")
     return 1 if drifts else 0

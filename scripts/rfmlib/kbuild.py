@@ -72,7 +72,7 @@ def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None, salt="")
     """`salt` keys a kernel apart from the same sources' usual one (make
     mutate's pinned reference)."""
     h = hashlib.sha256()
-    h.update(("%s|%s|%s|%s\n" % (config.LINUX_SOURCE_DEB_VERSION, tree_key,
+    h.update(("%s|%s|%s|%s\n" % (tree.source().version, tree_key,
                                  kconfig.arch, compiler_ident(kconfig))).encode())
     if salt:            # keyed as before when there is none
         h.update(b"salt\0" + salt.encode())
@@ -183,14 +183,13 @@ def build(tree_slot, patches, kconfig_name, extra_fragments=(),
         return build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets,
                         base_config)
     finally:
-        if patches:
-            tree.release(tree_slot)   # built: other runs may re-patch the slot
+        tree.release(tree_slot)   # built: other runs may re-patch the slot
 
 
 def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets,
              base_config=None):
     """Build kernel `key` from the tree at `src` in the slot's build dir."""
-    build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
+    build_dir = (config.cache_dir() / "build" / tree.source().version
                  / tree_slot / kconfig.name)
     build_dir.mkdir(parents=True, exist_ok=True)
     # One make at a time per build directory, across concurrent runs. make
@@ -324,7 +323,7 @@ def sparse_check(tree_slot, patches, kconfig_name, sources):
     log_path = done / "sparse.log"
     if log_path.exists():
         return log_path.read_text(errors="replace")
-    build_dir = (config.cache_dir() / "build" / config.LINUX_SOURCE_DEB_VERSION
+    build_dir = (config.cache_dir() / "build" / tree.source().version
                  / tree_slot / kconfig.name)
     build_dir.mkdir(parents=True, exist_ok=True)
     label = "%s/%s" % (tree_slot, kconfig_name)
@@ -355,8 +354,7 @@ def sparse_check(tree_slot, patches, kconfig_name, sources):
             (build_dir / BUILDING).unlink()
             atomic.write(log_path, tmp_log.read_text(errors="replace"))
     finally:
-        if patches:
-            tree.release(tree_slot)
+        tree.release(tree_slot)
     return log_path.read_text(errors="replace")
 
 

@@ -90,9 +90,14 @@ def _checkout(kernel, meta, org):
     else:
         patches = (prov.get("patches") or {}).get(kernel)
         local = "%s_%s" % (tree.get("package", "unknown"), tree.get("version", "unknown"))
-        obj = {"comment": base, "valid": True,
+        pinned = tree.get("pinned", tree.get("version"))
+        obj = {"comment": base + ("" if pinned == tree.get("version") else
+                                  " (the newest Debian serves: pinned %s is no longer "
+                                  "served)" % pinned),
+               "valid": True,
                "misc": {"debian_package": tree.get("package"),
                         "debian_version": tree.get("version"),
+                        "pinned_version": pinned, "deb_sha256": tree.get("sha256"),
                         "linux": tree.get("linux"), "source": prov.get("source", "")}}
         if patches is not None:
             h = patchset_hash(patches)

@@ -15,6 +15,7 @@ given on its command line to the driver's environment, and an empty value
 means the default (the Makefile exports some knobs empty when unset).
 """
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +31,10 @@ BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fu
 MATRIX = ("run", "matrix-check", "check")
 BUILDS = BOOTS + ("kernels", "abi", "sparse", "lava")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key",
-                "lava-import", "ci-check")
+                "lava-import", "ci-check", "check-arm", "repin")
+# Those that read Debian's archive (the kernel tree, busybox, Debian's
+# kernels and lava-server come through the project's own apt).
+DOWNLOADS = BUILDS + ("deps", "checkpatch", "host-tests", "repin", "check-arm")
 
 
 class BadValue(ValueError):
@@ -87,6 +91,23 @@ def target_list(text):
         return _targets.select_targets(text)
     except ValueError as e:
         raise BadValue(str(e))
+
+
+def command_list(text):
+    """DEPS_FOR: rfm commands, or a table of steps (check, check-arm)."""
+    names = [w for w in text.replace(",", " ").split() if w]
+    unknown = [w for w in names if w not in ALL]
+    if not names or unknown:
+        raise BadValue("%s; known: %s" % ("unknown command(s) %s" % ", ".join(unknown)
+                                          if unknown else "names no command",
+                                          ", ".join(sorted(set(ALL)))))
+    return tuple(names)
+
+
+def mirror(text):
+    if not re.match(r"^(https?|file):/", text):
+        raise BadValue("not an http://, https:// or file:/ URL of a Debian mirror")
+    return text
 
 
 def one_target(text):
@@ -214,7 +235,8 @@ KNOBS = (
          "targets, comma separated: " + ", ".join(t.name for t in _targets.TARGETS)
          + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
-                   "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check", "lava"),
+                   "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check", "lava",
+                   "lava-check", "abi", "deps", "check-arm"),
          per_command=(("bisect-check", "all"), ("lava", "all"))),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),
@@ -268,6 +290,14 @@ KNOBS = (
          "before /artifacts)", ("lava",), shown="file://<RFM_OUT>/lava"),
     Knob("LAVA_LOGS", directory, None, "make lava-import: the directory of the jobs' "
          "logs, NAME.log for job NAME.yaml", ("lava-import",), shown="<RFM_OUT>/lava/logs"),
+    Knob("DEPS_FOR", command_list, "check",
+         "make deps: the commands whose packages it installs and downloads (rfm command "
+         "names, or check, check-arm)", ("deps",)),
+    Knob("DEBIAN_MIRROR", mirror, "http://deb.debian.org/debian",
+         "the Debian mirror the project's own apt downloads from (bookworm, "
+         "bookworm-updates)", DOWNLOADS),
+    Knob("DEBIAN_SECURITY_MIRROR", mirror, "http://deb.debian.org/debian-security",
+         "the mirror of bookworm-security", DOWNLOADS),
     Knob("KCIDB_ORIGIN", text_value, "robust_futex_matrix",
          "the origin of the objects in kcidb.json", MATRIX + ("merge",)),
 )
@@ -293,6 +323,11 @@ def serve(command):
     """Defaults from now on are `command`'s."""
     global _command
     _command = command
+
+
+def serving():
+    """The command this run serves (None outside cli.main)."""
+    return _command
 
 
 def default_text(knob, command=None):
@@ -361,7 +396,8 @@ def user_images(kernels, targets):
 
 
 GROUPS = (("every command", ALL), ("every command that builds", BUILDS),
-          ("every command that boots", BOOTS))
+          ("every command that boots", BOOTS),
+          ("every command that reads Debian's archive", DOWNLOADS))
 
 
 def readers(knob):

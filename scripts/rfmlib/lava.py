@@ -26,7 +26,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import atomic, config, guest, knobs, procs, qemu
+from . import archive, config, deps, guest, knobs, procs, qemu
 from .log import Fatal, progress
 from .targets import KERNEL_CONFIGS
 
@@ -189,27 +189,17 @@ def validate(paths):
 
 def device_types():
     """The directory of lava-server's device-type templates (qemu.jinja2),
-    unpacked from its Debian package into the cache once: the package
-    would install a server; its templates are all a job needs offline."""
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "lava-dispatcher"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise Fatal("lava-dispatcher is not installed (make deps installs it)")
-    where = config.cache_dir() / "lava-server" / r.stdout.strip()
+    unpacked into the cache once from its Debian package at
+    lava-dispatcher's version, which the project's own apt downloads
+    (make deps does, for offline runs): the package would install a
+    server; its templates are all a job needs offline."""
+    deb = deps.lava_server()
+    where = config.cache_dir() / "lava-server" / deb.name[:-len(".deb")]
     templates = where / "usr/share/lava-server/device-types"
-    if (templates / "qemu.jinja2").is_file():
-        return templates
-    with atomic.scratch_dir(config.cache_dir() / "lava-server-download") as tmp:
-        progress("lava", "lava-server %s: downloading its device-type templates"
-                 % r.stdout.strip())
-        got = procs.run(["apt-get", "download", "lava-server=%s" % r.stdout.strip()],
-                        cwd=tmp, capture_output=True, text=True)
-        debs = list(tmp.glob("lava-server_*.deb"))
-        if got.returncode != 0 or not debs:
-            raise Fatal("apt-get download lava-server failed (its templates render the "
-                        "qemu device offline):\n%s" % got.stderr[-1000:])
-        with atomic.new_dir(where) as unpacked:
-            procs.run(["dpkg-deb", "-x", str(debs[0]), str(unpacked)], check=True)
+    if not (templates / "qemu.jinja2").is_file():
+        progress("lava", "%s: unpacking its device-type templates" % deb.name)
+        shutil.rmtree(where, ignore_errors=True)
+        archive.unpack(deb, where)
     return templates
 
 

@@ -5,7 +5,7 @@ import datetime
 import json
 import shutil
 
-from . import atomic, compare, config, deps, guest, kbuild, knobs, merge, report
+from . import atomic, compare, config, deps, guest, kbuild, knobs, merge, report, tree
 from .log import Usage, progress, warn
 from .pipeline import Pipeline, boot_all, libc_mode, load_guest_run, program_timeout
 from .targets import KERNEL_CONFIGS, select_targets
@@ -18,7 +18,7 @@ VERDICT_FILES = ("run.json", "matrix.txt", "matrix.json", "junit.xml", "kcidb.js
 
 def run_meta(accel, described, extra=None):
     """What the report says about a run: tree, accelerator, kernels, date."""
-    return {"tree": "%s %s" % (config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION),
+    return {"tree": tree.source().describe(),
             "accel": accel, "kernels": described,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "extra": str(extra or "")}

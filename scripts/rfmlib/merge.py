@@ -61,9 +61,7 @@ def provenance(kernels, targets, images, unavailable, initrds, compiler):
     for a built one, the package and version for Debian's."""
     series = tree.read_series()
     return {
-        "tree": {"package": config.LINUX_SOURCE_PACKAGE,
-                 "version": config.LINUX_SOURCE_DEB_VERSION,
-                 "linux": config.LINUX_VERSION},
+        "tree": tree.source().record(),
         "series": {"key": tree.patch_key(series),
                    "patches": [{"name": p.name, "sha256": _sha256(p)} for p in series]},
         "kernels": {k: {kc: {"key": images[(k, kc)].name,

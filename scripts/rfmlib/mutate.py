@@ -43,7 +43,7 @@ from .compare import NA
 from .log import Fatal, elapsed, progress
 from .matrix import DEVIATIONS, run_meta
 from .pipeline import Pipeline, boot_all
-from .targets import KERNEL_VARIANTS, has_series, kernel_append
+from .targets import KERNEL_VARIANTS, has_series, kernel_append, variant_slot
 
 HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
@@ -278,11 +278,12 @@ PINNED = "pinned"
 
 def pinned_references(kernels, configs):
     """{(kernel, kconfig): build dir} of each variant's kernel built as the
-    mutants are (in the variant's own slot, pinned), so that a mutant
+    mutants are (in the variant's slot, pinned), so that a mutant
     whose image equals it byte for byte is known to be that kernel.
     Building it in the slot's directory relinks what the last mutant
     changed."""
-    return {(k, kc): kbuild.build(k, tree.patches_for(KERNEL_VARIANTS[k]["patches"]), kc,
+    return {(k, kc): kbuild.build(variant_slot(k),
+                                  tree.patches_for(KERNEL_VARIANTS[k]["patches"]), kc,
                                   label="%s/%s (pinned, for identical images)" % (k, kc),
                                   salt=PINNED)
             for k in kernels for kc in configs}
@@ -302,12 +303,12 @@ def stale_mutants():
     stale = []
     for kernel in dict.fromkeys(m.kernel for m in catalogue):
         patches = tree.patches_for(KERNEL_VARIANTS[kernel]["patches"])
-        src, _ = tree.variant_tree(kernel, patches)
+        src, _ = tree.variant_tree(variant_slot(kernel), patches)
         try:
             stale += [(m.name, why) for m in catalogue if m.kernel == kernel
                       for why in [tree.inexact(src, m.path)] if why]
         finally:
-            tree.release(kernel)
+            tree.release(variant_slot(kernel))
     return stale
 
 
@@ -418,7 +419,7 @@ def run_mutants(catalogue, mutants, out):
         mimages, runs, o, same = {}, {}, None, []
         for kc in configs:
             try:
-                mimages[kc] = kbuild.build(m.kernel, base + [m.path], kc,
+                mimages[kc] = kbuild.build(variant_slot(m.kernel), base + [m.path], kc,
                                            label="mutant %s/%s" % (m.name, kc), salt=PINNED)
             except Fatal as e:
                 result = UNBUILDABLE if m.generated else "invalid"

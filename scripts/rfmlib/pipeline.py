@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import compare, config, guest, kbuild, knobs, ktap, prebuilt, procs, qemu, tree
 from .log import Usage, progress
-from .targets import KERNEL_VARIANTS, kernel_append
+from .targets import KERNEL_VARIANTS, kernel_append, variant_slot
 
 
 def libc_mode():
@@ -126,11 +126,8 @@ def build_kernel(kernel, kconfig, targets):
         return prebuilt.user_kernel(kconfig, tree.pristine_tree(),
                                     x32=any(t.userland == "x32" for t in targets))
     patches = tree.patches_for(variant["patches"])
-    base = variant.get("base")
-    # Each variant built from its own config keeps its own build dirs.
-    slot = kernel if patches or base else "stock"
     extra = variant.get("fragments", {})
-    return kbuild.build(slot, patches, kconfig, label="%s/%s" % (kernel, kconfig),
+    return kbuild.build(variant_slot(kernel), patches, kconfig, label="%s/%s" % (kernel, kconfig),
                         extra_fragments=[config.KCONFIG / f for f in extra.get(kconfig, ())],
                         base_config=prebuilt.base_config(variant, kconfig))
 
@@ -141,7 +138,7 @@ def describe(kernel, images):
     if variant.get("prebuilt"):
         return "; ".join(sorted({prebuilt.describe(d) for (k, _), d in images.items()
                                  if k == kernel}))
-    text = "%s + %d patch(es)" % (config.LINUX_VERSION,
+    text = "%s + %d patch(es)" % (tree.source().linux,
                                   len(tree.patches_for(variant["patches"])))
     return text + (", Debian's config" if variant.get("base") else "")
 

@@ -1,8 +1,8 @@
 """Kernels built elsewhere, as kernel variants.
 
 KERNELS=debian: Debian's own prebuilt kernels. The packages are downloaded
-with `apt-get download` into the cache and unpacked with `dpkg-deb -x`;
-nothing is installed on this machine.
+into the cache by the project's own apt (archive.py) and unpacked with
+`dpkg-deb -x`; nothing is installed on this machine.
 
 KERNELS=user (what BZIMAGE=path [BZIMAGE32=path] selects): a kernel the
 user built. Its config comes from BZIMAGE_CONFIG if set, else the image
@@ -19,7 +19,7 @@ import re
 import shutil
 import subprocess
 
-from . import atomic, config, kbuild
+from . import archive, atomic, config, kbuild
 from .log import Fatal, Usage, progress
 
 # Kernel build (targets.KERNEL_CONFIGS name) -> Debian metapackage.
@@ -86,54 +86,44 @@ def copy_modules(kconfig_name, config_text, root, dest):
             shutil.copy2(path, dest / "modules" / ("%02d-%s" % (n, path.name)))
 
 
-def _run(cmd, cwd=None):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise Fatal("%s failed:\n%s" % (" ".join(cmd), (r.stdout + r.stderr)[-1500:]))
-    return r.stdout
-
-
 def real_package(meta):
-    """linux-image-amd64 -> linux-image-6.1.0-57-amd64 (same arch suffix)."""
-    out = _run(["apt-cache", "depends", meta])
-    m = re.search(r"Depends: (linux-image-[\w.+-]+)", out)
+    """linux-image-amd64 -> (linux-image-6.1.0-57-amd64, amd64): the kernel
+    package the metapackage depends on, in Debian's archive as the
+    project's own apt reads it."""
+    name, _, arch = meta.partition(":")
+    arch = arch or "amd64"
+    state = archive.State("bookworm", arch)
+    state.ensure_lists()
+    stanzas = state.stanzas(name)
+    m = re.search(r"(linux-image-[\w.+-]+)", stanzas[0].get("Depends", "")) if stanzas else None
     if not m:
-        raise Fatal("cannot resolve %s to a kernel package (apt-get update?)" % meta)
-    arch = meta.split(":", 1)[1] if ":" in meta else None
-    return m.group(1) + (":" + arch if arch else "")
+        raise Fatal("cannot resolve %s to a kernel package in Debian's archive%s"
+                    % (meta, state.missing_note()))
+    return m.group(1), arch
 
 
 def fetch(kconfig_name, meta=None):
     """Directory with bzImage and config of Debian's kernel for a build
     (PACKAGES', or the metapackage `meta`)."""
-    meta = meta or PACKAGES[kconfig_name]
-    package = real_package(meta)
-    version = _run(["apt-cache", "policy", package])
-    m = re.search(r"Candidate: (\S+)", version)
-    version = m.group(1) if m else "?"
-    name = "%s_%s" % (package.replace(":", "_"), version)
+    package, arch = real_package(meta or PACKAGES[kconfig_name])
+    pkg, deb = archive.newest(package, arch)
+    name = "%s_%s_%s" % (package, arch, pkg.version)
     done = config.cache_dir() / "debian-kernels" / name
     if not (done / "bzImage").exists():
-        progress("debian", "apt-get download %s (%s)" % (package, version))
-        # Downloaded and unpacked in a directory of this run's own; the
-        # kernel appears only when whole (another run may do the same).
-        with atomic.scratch_dir(done.with_name(name + ".download")) as dl:
-            _run(["apt-get", "download", package], cwd=dl)
-            debs = list(dl.glob("*.deb"))
-            if len(debs) != 1:
-                raise Fatal("apt-get download %s left %d packages" % (package, len(debs)))
-            root = dl / "root"
-            _run(["dpkg-deb", "-x", str(debs[0]), str(root)])
+        # Unpacked in a directory of this run's own; the kernel appears
+        # only when whole (another run may do the same).
+        with atomic.scratch_dir(done.with_name(name + ".unpack")) as dl:
+            root = archive.unpack(deb, dl / "root")
             images = sorted((root / "boot").glob("vmlinuz-*"))
             configs = sorted((root / "boot").glob("config-*"))
             if not images or not configs:
-                raise Fatal("%s holds no /boot/vmlinuz-* and config-*" % debs[0].name)
+                raise Fatal("%s holds no /boot/vmlinuz-* and config-*" % deb.name)
             with atomic.new_dir(done) as tmp:
                 shutil.copy2(images[0], tmp / "bzImage")
                 shutil.copy2(configs[0], tmp / "config")
                 copy_modules(kconfig_name, configs[0].read_text(), root, tmp)
                 (tmp / "release").write_text(images[0].name[len("vmlinuz-"):] + "\n")
-                (tmp / "package").write_text("%s %s\n" % (package, version))
+                (tmp / "package").write_text("%s:%s %s\n" % (package, arch, pkg.version))
     missing = kbuild.missing_symbols((done / "config").read_text(), needed(kconfig_name))
     if missing:
         raise Fatal("Debian's %s lacks what the guest needs built in:\n    %s"

@@ -284,6 +284,19 @@ KERNEL_VARIANTS = {
                     "about": "series + patches/exec-window, exec_window_ms=1000"},
 }
 
+def variant_slot(kernel):
+    """The tree slot, hence the build directories, a built variant uses.
+    A variant that adds only test-only patches to the series, stock or
+    the negative control shares their slot, so that it is an incremental
+    build of theirs (a few files), not a kernel from scratch; one with a
+    config of its own (fragments, Debian's config) has its own."""
+    variant = KERNEL_VARIANTS[kernel]
+    if variant.get("fragments") or variant.get("base"):
+        return kernel
+    return {"all": "series", "first": "baseline", "none": "stock"}[
+        variant["patches"].split("+")[0]]
+
+
 def has_series(kernel):
     """Does this kernel variant carry the whole series (and so its fixes)?
     On the others, a case patches/deviations.txt names may fail."""

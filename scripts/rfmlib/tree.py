@@ -21,7 +21,7 @@ import re
 import shutil
 import uuid
 
-from . import atomic, config, deps, procs
+from . import archive, atomic, config, procs
 from .log import Fatal, checkpoint, progress
 
 
@@ -100,8 +100,20 @@ def touched_files(patch):
     return files
 
 
+_SOURCE = []
+
+
+def source(fetch=True):
+    """The archive.KernelSource the series builds on (pinned, or the newest
+    Debian serves once the pin is gone), decided once per run.
+    `fetch=False`: without downloading anything (the cache key)."""
+    if not _SOURCE:
+        _SOURCE.append(archive.kernel_source(config.LINUX_SOURCE_PACKAGE, fetch=fetch))
+    return _SOURCE[0]
+
+
 def tree_root():
-    return config.cache_dir() / "src" / config.LINUX_SOURCE_DEB_VERSION
+    return config.cache_dir() / "src" / source().version
 
 
 def tree_version(tree):
@@ -115,30 +127,16 @@ def tree_version(tree):
                            fields.get("SUBLEVEL"), fields.get("EXTRAVERSION", ""))
 
 
-def check_installed_source():
-    version = deps.installed_version(config.LINUX_SOURCE_PACKAGE)
-    if version != config.LINUX_SOURCE_DEB_VERSION:
-        raise Fatal(
-            "the series was made for %s %s, but the installed version is %s.\n"
-            "    apt-get install %s=%s" % (
-                config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION,
-                version or "none", config.LINUX_SOURCE_PACKAGE,
-                config.LINUX_SOURCE_DEB_VERSION))
-    if not config.LINUX_TARBALL.exists():
-        raise Fatal("%s is missing (reinstall %s)" % (
-            config.LINUX_TARBALL, config.LINUX_SOURCE_PACKAGE))
-
-
 def pristine_tree():
-    """Extract the tarball into the cache once; verify its version. The
-    tree is held shared until the run ends (it is never changed in place:
-    only extracted anew, which waits for every run using it)."""
-    check_installed_source()
+    """Extract the tree's tarball (from its .deb, kept in the cache) once;
+    verify its version. The tree is held shared until the run ends (it is
+    never changed in place: only extracted anew, which waits for every
+    run using it)."""
+    src = source()
     root = tree_root()
     tree = root / "pristine" / config.LINUX_TOPDIR
     stamp = root / "pristine.stamp"
-    st = config.LINUX_TARBALL.stat()
-    ident = "%s %d %d" % (config.LINUX_TARBALL, st.st_size, int(st.st_mtime))
+    ident = "%s %s" % (src.deb.name, src.package.sha256)
 
     def extracted():
         return stamp.exists() and stamp.read_text() == ident and tree.is_dir()
@@ -147,21 +145,26 @@ def pristine_tree():
     if not extracted():
         lock = _hold(root, "pristine", exclusive=True)
         if not extracted():
-            progress("extract", "%s -> %s" % (config.LINUX_TARBALL, tree.parent))
+            progress("extract", "%s -> %s" % (src.deb.name, tree.parent))
             stamp.unlink(missing_ok=True)
             # Build directories made from the old tree (stock's) start over.
             atomic.write(root / "pristine.generation", uuid.uuid4().hex + "\n")
             shutil.rmtree(root / "pristine", ignore_errors=True)
             (root / "pristine").mkdir(parents=True)
-            procs.run(["tar", "-xf", str(config.LINUX_TARBALL),
-                       "-C", str(root / "pristine")], hold=[lock], check=True,
-                      pause="extract")
+            with atomic.scratch_dir(root / "deb") as unpacked:
+                procs.run(["dpkg-deb", "-x", str(src.deb), str(unpacked)], hold=[lock],
+                          check=True, pause="extract")
+                tarballs = sorted(unpacked.glob("usr/src/%s.tar.*" % config.LINUX_TOPDIR))
+                if len(tarballs) != 1:
+                    raise Fatal("%s holds no /usr/src/%s.tar.*" % (src.deb.name,
+                                                                    config.LINUX_TOPDIR))
+                procs.run(["tar", "-xf", str(tarballs[0]), "-C", str(root / "pristine")],
+                          hold=[lock], check=True, pause="extract")
             atomic.write(stamp, ident)
         _hold(root, "pristine", exclusive=False)
     found = tree_version(tree)
-    if found != config.LINUX_VERSION:
-        raise Fatal("%s is Linux %s, the series was made for %s" % (
-            tree, found, config.LINUX_VERSION))
+    if found != src.linux:
+        raise Fatal("%s is Linux %s, but its package says %s" % (tree, found, src.linux))
     return tree
 
 
@@ -182,8 +185,8 @@ def apply_patch(tree, patch):
     """Apply with no fuzz and no offset, or fail naming the patch."""
     why = inexact(tree, patch)
     if why:
-        raise Fatal("%s does not apply exactly to %s %s:\n%s" % (
-            patch.name, config.LINUX_SOURCE_PACKAGE, config.LINUX_SOURCE_DEB_VERSION, why))
+        raise Fatal("%s does not apply exactly to %s:\n%s" % (
+            patch.name, source().describe(), why))
     procs.run(_patch_cmd(tree, patch), check=True, capture_output=True)
 
 
@@ -320,9 +323,12 @@ def update_tree(pristine, root, slot, patches):
 
 
 def variant_tree(slot, patches):
-    """The pristine tree (no patches) or tree slot `slot` with `patches`."""
+    """Tree slot `slot` with `patches` (none: a linked copy of the pristine
+    tree, which a slot shared with test-only patches needs, as their
+    build directory must see one tree), or the pristine tree itself for
+    slot "pristine"."""
     pristine = pristine_tree()
-    if not patches:
+    if slot == "pristine":
         return pristine, "pristine"
     return update_tree(pristine, tree_root(), slot, patches)
 
@@ -343,3 +349,47 @@ def touched(tree):
     root, slot = tree.parent.parent, tree.parent.name
     state = _read_json(root / ("%s.stamp" % slot)) if slot != "pristine" else None
     return (state or {}).get("touched", [])
+
+
+def first_misfit(pristine, patches):
+    """(patch, why) of the first of `patches` that does not apply exactly
+    to the tree `pristine` after the ones before it, or None. Nothing in
+    the tree is changed (a scratch copy of the files they touch)."""
+    with atomic.scratch_dir(config.cache_dir() / "src" / "fit") as scratch:
+        for rel in set().union(*(touched_files(p) for p in patches)):
+            if (pristine / rel).is_file():
+                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(pristine / rel, scratch / rel)
+        for patch in patches:
+            why = inexact(scratch, patch)
+            if why:
+                return patch, why
+            procs.run(_patch_cmd(scratch, patch), check=True, capture_output=True)
+    return None
+
+
+def cmd_repin(_args):
+    """make repin: pin patches/trees.json to the newest linux-source-6.1
+    Debian serves, once the series and the test-only patches apply to it
+    with no fuzz and no offset."""
+    src = archive.kernel_source(config.LINUX_SOURCE_PACKAGE, newest=True)
+    if src.is_pinned:
+        print("repin: %s is already pinned, and the newest Debian serves" % src.describe())
+        return 0
+    _SOURCE[:] = [src]
+    pristine = pristine_tree()
+    series = read_series()
+    tests_only = sorted(p for d in config.PATCHES.iterdir() if d.is_dir()
+                        for p in d.glob("*.patch"))
+    for label, patches in [("the series", series)] + [
+            ("the series + %s/%s" % (p.parent.name, p.name), series + [p]) for p in tests_only]:
+        misfit = first_misfit(pristine, patches)
+        if misfit:
+            raise Fatal("repin: %s does not apply exactly to %s %s (%s):\n%s" % (
+                misfit[0].name, src.package.name, src.version, label, misfit[1]))
+    archive.write_pin(config.LINUX_SOURCE_PACKAGE, src.package)
+    print("repin: %s %s -> %s (SHA-256 %s); the series and the test-only patches apply "
+          "exactly. Every kernel rebuilds on the next run: run make check, then commit "
+          "patches/trees.json" % (src.package.name, src.pinned, src.version,
+                                  src.package.sha256))
+    return 0

@@ -7,7 +7,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import ci, config, kbuild
+from rfmlib import archive, ci, config, kbuild, tree
 from rfmlib.log import Fatal
 from rfmlib.targets import select_targets
 
@@ -32,6 +32,9 @@ class CacheKey(unittest.TestCase):
         self.patch = self.dir / "0001-a.patch"
         self.patch.write_text(PATCH)
         (self.dir / "series").write_text("0001-a.patch\n")
+        # The pinned tree, decided without downloading it (as cache-key does).
+        tree._SOURCE[:] = [archive.kernel_source(config.LINUX_SOURCE_PACKAGE, fetch=False)]
+        self.addCleanup(tree._SOURCE.clear)
         for p in (mock.patch.object(config, "PATCHES", self.dir),
                   mock.patch.object(kbuild, "_compiler_ident", lambda: "gcc 12")):
             p.start()
@@ -41,8 +44,8 @@ class CacheKey(unittest.TestCase):
         return ci.cache_key(ci.kernel_keys(kernels, select_targets(targets)))
 
     def test_one_line_with_the_tree_version(self):
-        self.assertRegex(self.key(), r"^rfm-%s-[0-9a-f]{16}$"
-                         % config.LINUX_SOURCE_DEB_VERSION.replace(".", r"\."))
+        pinned = archive.pins()[config.LINUX_SOURCE_PACKAGE]["version"]
+        self.assertRegex(self.key(), r"^rfm-%s-[0-9a-f]{16}$" % pinned.replace(".", r"\."))
 
     def test_the_keys_kbuild_finds_kernels_by(self):
         keys = ci.kernel_keys(("series", "stock", "baseline"), select_targets("i386"))

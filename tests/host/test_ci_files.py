@@ -4,7 +4,7 @@ boots, a merge of every shard, the kernel cache keyed by `rfm cache-key`.
 A target added to scripts/rfmlib/targets.py and forgotten here fails."""
 import unittest
 
-from rfmlib import config
+from rfmlib import config, steps
 from rfmlib.knobs import BY_NAME as KNOBS
 from rfmlib.targets import TARGET_GROUPS, TARGETS
 from tests.host import util
@@ -234,6 +234,17 @@ class Scheduled(unittest.TestCase):
         text = steps_text(doc["jobs"]["mutants"])
         self.assertIn("make mutate\n", text + "\n")
         self.assertIn("make mutate-gen", text)
+
+    def test_what_make_check_leaves_out_runs_on_schedules(self):
+        _, jobs = gitlab_jobs()
+        gitlab = "\n".join(script_text(j) for j in jobs.values()
+                           if j.get("rules") == [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
+        doc = load(config.REPO / ".github" / "workflows" / "scheduled.yml")
+        github = "\n".join(steps_text(j) for j in doc["jobs"].values())
+        for command in steps.SCHEDULED:
+            self.assertIn(command, gitlab + "\n" + gitlab.replace(
+                "python3 scripts/interrupt-check", "make interrupt-check"), command)
+            self.assertIn(command, github, command)
 
     def test_gitlab_runs_it_on_schedules_only(self):
         _, jobs = gitlab_jobs()

@@ -19,6 +19,8 @@ from unittest import mock
 
 from rfmlib import atomic, config, kbuild, log, procs, tree
 
+from tests.host import debarchive
+
 SCRIPTS = str(Path(__file__).resolve().parents[2] / "scripts")
 
 
@@ -247,19 +249,15 @@ class TreeLocks(TempDir):
 
     def other_run(self, exclusive):
         """Another run using the pristine tree (extracted from a small
-        tarball), or holding it exclusive, until killed."""
-        top = self.dir / "tar" / config.LINUX_TOPDIR
-        top.mkdir(parents=True)
-        (top / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n"
-                                      "EXTRAVERSION =\n")
-        tarball = self.dir / "linux.tar"
-        subprocess.run(["tar", "-cf", str(tarball), "-C", str(top.parent), top.name],
-                       check=True)
+        linux-source .deb), or holding it exclusive, until killed."""
+        (self.dir / "debs").mkdir(exist_ok=True)
+        deb = debarchive.linux_source_deb(self.dir / "debs", "6.1.192-3")
         use = ("tree._hold(tree.tree_root(), 'pristine', True)" if exclusive
                else "tree.pristine_tree(); tree.pristine_tree()")   # extracts, then finds it
-        code = ("from rfmlib import config, tree; from pathlib import Path; import time\n"
-                "config.LINUX_TARBALL = Path(%r); tree.check_installed_source = lambda: None\n"
-                "%s; print('held', flush=True); time.sleep(60)" % (str(tarball), use))
+        code = ("from rfmlib import archive, tree; from pathlib import Path; import time\n"
+                "tree._SOURCE.append(archive.KernelSource(archive.Package("
+                "'linux-source-6.1', '6.1.192-3', 'all', 'ab', 0), Path(%r), '6.1.192-3'))\n"
+                "%s; print('held', flush=True); time.sleep(60)" % (str(deb), use))
         p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                              env=dict(os.environ, PYTHONPATH=SCRIPTS,
                                       RFM_CACHE=str(self.dir / "cache")))
@@ -273,8 +271,7 @@ class TreeLocks(TempDir):
         return p
 
     def try_lock(self, mode):
-        with open(self.dir / "cache" / "src" / config.LINUX_SOURCE_DEB_VERSION
-                  / "pristine.lock", "w") as f:
+        with open(self.dir / "cache" / "src" / "6.1.192-3" / "pristine.lock", "w") as f:
             try:
                 fcntl.flock(f, mode | fcntl.LOCK_NB)
                 return True

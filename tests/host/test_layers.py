@@ -1,6 +1,7 @@
 """The driver's modules keep to the layers of scripts/rfmlib/__init__.py:
 every import at the top of its file, none upward, no cycle."""
 import ast
+import subprocess
 import unittest
 from pathlib import Path
 
@@ -87,3 +88,19 @@ class Layers(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Pyflakes(unittest.TestCase):
+    """No unused import, undefined name or unused variable in the driver,
+    its scripts and its tests: pyflakes, with Debian's python3, which has
+    the python3-pyflakes that make deps installs for the host tests."""
+
+    def test_pyflakes_is_clean(self):
+        repo = PACKAGE.parents[1]
+        paths = [repo / "scripts" / "rfmlib", repo / "scripts" / "rfm",
+                 repo / "scripts" / "interrupt-check", repo / "tests" / "host"]
+        r = subprocess.run(["/usr/bin/python3", "-m", "pyflakes"] + [str(p) for p in paths],
+                           capture_output=True, text=True)
+        self.assertNotIn("No module named pyflakes", r.stderr,
+                         "python3-pyflakes is not installed (make deps)")
+        self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))

@@ -1,0 +1,96 @@
+"""make check and make check-arm: their steps, in one table each.
+
+`rfm check` runs a table's steps in order, each as its own `rfm COMMAND`
+with the knob settings the step names (the Makefile's `check` target and
+every `*-check`/`*-short` target call it), prints each step's time and
+the total against the budget, and stops at the first step that fails.
+`make deps` installs what a table's steps need: deps.py reads each step's
+command and targets from here. An "{out}" in a setting is RFM_OUT.
+
+make check is the x86 side and must fit CHECK_BUDGET cold on a quiet
+machine of two cores (README: "Measured"); what does not fit runs by its
+own command, on CI's schedule (docs/shards-and-ci.md): the ARM side
+(make check-arm), the whole mutant catalogues, the perf gate's second
+kernel config, bisect-check, interrupt-check.
+"""
+from dataclasses import dataclass
+
+CHECK_BUDGET = 40 * 60      # seconds, cold, on a quiet 2-core machine
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str           # the Makefile target that runs it alone
+    command: str        # the rfm command
+    about: str
+    settings: tuple = ()    # ((KNOB, value), ...) it runs under
+    args: tuple = ()
+
+    def env(self, out):
+        return {k: v.replace("{out}", str(out)) for k, v in self.settings}
+
+    def setting(self, name):
+        return dict(self.settings).get(name)
+
+
+# The kernels a short fuzz, stress and mutant run use: the series', which
+# the matrix builds anyway.
+SHORT_MUTANTS = ("walk-misaligned-word-accepted,compat-offset-64-bit-sum,"
+                 "pending-rule-before-6.1.187,get-head-before-len,"
+                 "fixup-range-starts-after-cmpxchg,exec-release-before-de_thread")
+
+CHECK = (
+    Step("knobs-check", "knobs", "every knob make check reads has a good value",
+         args=("--check", "check")),
+    Step("deps", "deps", "the packages, the kernel tree and the tools make check needs"),
+    Step("host-test", "host-tests", "the driver's unit tests"),
+    Step("ci-check", "ci-check", "the CI files read by actionlint and gitlab-ci-local"),
+    Step("abi", "abi", "the ABI gate: LP64, ILP32, x32"),
+    Step("checkpatch", "checkpatch", "checkpatch --strict, the names, the mutants apply"),
+    Step("sparse", "sparse", "sparse on the series' C files against stock"),
+    Step("guest-selftest", "guest-selftest", "a panicking guest gives 1, a hanging one 2"),
+    Step("fuzz-short", "fuzz", "hostile lists against the walk's model, short",
+         (("KERNELS", "series"), ("FUZZ_ITERATIONS", "400"), ("FUZZ_SECONDS", "60"))),
+    Step("stress-short", "stress", "owners killed while others wait, short",
+         (("KERNELS", "series"), ("STRESS_SECONDS", "5"))),
+    Step("matrix-check", "matrix-check", "the x86 matrix: series, stock, baseline"),
+    Step("exec-window-check", "matrix-check", "the exec cases inside de_thread()'s windows",
+         (("KERNELS", "exec-window"), ("RFM_OUT", "{out}/exec-window"))),
+    # The x86_64 kernel's three ABIs; the i386 kernel's is make perf-gate's.
+    Step("perf-gate-short", "perf-gate", "series against stock in exact instruction counts",
+         (("TARGETS", "x86_64,x86_64-ia32,x86_64-x32"),)),
+    Step("lava-check", "lava-check", "the LAVA round trip, offline, with lava-run"),
+    Step("mutate-short", "mutate", "six mutants of the catalogue turn the matrix red",
+         (("MUTANT", SHORT_MUTANTS),)),
+    Step("mutate-gen-short", "mutate-gen", "a fixed sample of five generated mutants",
+         (("SAMPLE", "5"),)),
+)
+
+# The ARM side: the ABI gate of AAPCS64 and EABI, the matrix on the three
+# ARM targets with the negative control, LAVA's round trip on arm64.
+CHECK_ARM = (
+    Step("deps-arm", "deps", "the ARM toolchains and QEMU",
+         (("TARGETS", "arm"), ("DEPS_FOR", "check-arm"))),
+    Step("abi-arm", "abi", "the ABI gate: AAPCS64, EABI", (("TARGETS", "arm"),)),
+    Step("matrix-check-arm", "matrix-check", "the ARM matrix: series, stock, baseline",
+         (("TARGETS", "arm"), ("RFM_OUT", "{out}/arm"))),
+    Step("lava-check-arm", "lava-check", "the LAVA round trip on the ARM targets",
+         (("TARGETS", "arm"), ("RFM_OUT", "{out}/arm"))),
+)
+
+TABLES = {"check": CHECK, "check-arm": CHECK_ARM}
+
+# What CI runs on its schedule instead (make targets; the scheduled jobs
+# of .gitlab-ci.yml and .github/workflows/scheduled.yml, which a host test
+# holds to this list): make check's steps in full.
+SCHEDULED = ("make check-arm", "make perf-gate", "make mutate", "make mutate-gen",
+             "make interrupt-check")
+
+
+def step(name):
+    """The step called `name` in any table."""
+    for table in TABLES.values():
+        for s in table:
+            if s.name == name:
+                return s
+    raise KeyError(name)

@@ -25,6 +25,7 @@ trusted without a signature.
 import fcntl
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -126,6 +127,35 @@ def sources_list(archive):
     return "\n".join(lines) + "\n"
 
 
+def apt_env():
+    """apt's messages in English, whatever the user's locale: the failed
+    indexes are read from them."""
+    return dict(os.environ, LC_ALL="C.UTF-8", LANGUAGE="", DEBIAN_FRONTEND="noninteractive")
+
+
+def run_apt(cmd, what, timeout, cwd=None):
+    """An apt command, its failures (missing program, a timeout) as Fatal."""
+    try:
+        return procs.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                         env=apt_env())
+    except FileNotFoundError:
+        raise Fatal("%s not found: this needs Debian's apt" % cmd[0])
+    except subprocess.TimeoutExpired:
+        raise Fatal("%s took more than %d s (a slow mirror or proxy?)" % (what, timeout))
+
+
+# The host's proxy settings are all the project's apt takes from the host's
+# apt configuration: its hooks (APT::Update::Post-Invoke: docker-clean,
+# appstream, packagekit) and extra index targets (DEP-11) must not run.
+PROXY_RE = re.compile(r'^(Acquire::(?:https?|ftp)::Proxy(?:::[^ ]+)?) "(.*)";$')
+
+
+def host_proxies():
+    r = subprocess.run(["apt-config", "dump"], capture_output=True, text=True,
+                       env=apt_env())
+    return [m.groups() for m in map(PROXY_RE.match, r.stdout.splitlines()) if m]
+
+
 class State:
     """The private apt state of one archive and one Debian architecture."""
 
@@ -146,25 +176,39 @@ class State:
                 "APT::Sandbox::User": "root"}
         return [a for k, v in opts.items() for a in ("-o", "%s=%s" % (k, v))]
 
+    def command(self, *args):
+        """apt-get or apt-cache with this state's configuration only: its
+        own apt.conf (APT_CONFIG, read before the host's apt.conf.d, which
+        it replaces by an empty directory) and the options above."""
+        return ["env", "APT_CONFIG=%s" % (self.dir / "apt.conf"), args[0], "-q"] \
+            + self.options() + list(args[1:])
+
     def _prepare(self):
-        for sub in ("sources.list.d", "preferences.d", "state/lists/partial",
+        for sub in ("sources.list.d", "preferences.d", "apt.conf.d", "state/lists/partial",
                     "cache/archives/partial"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         (self.dir / "state" / "status").touch()
+        conf = ('Dir::Etc::main "/dev/null";\nDir::Etc::parts "%s";\n'
+                % (self.dir / "apt.conf.d")) + "".join(
+                    '%s "%s";\n' % kv for kv in host_proxies())
+        if not (self.dir / "apt.conf").exists() or (self.dir / "apt.conf").read_text() != conf:
+            atomic.write(self.dir / "apt.conf", conf)
         want = sources_list(self.archive)
         path = self.dir / "sources.list"
         if not path.exists() or path.read_text() != want:
             atomic.write(path, want)
             (self.dir / "updated.json").unlink(missing_ok=True)   # another mirror
 
-    def _lock(self):
+    def lock(self):
+        """This state's lock (updates, downloads): held until closed."""
         self.dir.mkdir(parents=True, exist_ok=True)
         lock = open(self.dir / "rfm.lock", "w")
         fcntl.flock(lock, fcntl.LOCK_EX)
         return lock
 
     def last_update(self):
-        """{"time": seconds, "failed": [[url, why]]} of the last update, or None."""
+        """{"tried": seconds, "ok": seconds of the last update that
+        downloaded every index, "failed": [[url, why]]}, or None."""
         try:
             return json.loads((self.dir / "updated.json").read_text())
         except (OSError, ValueError):
@@ -178,23 +222,23 @@ class State:
     def update(self):
         """apt-get update into the private state. Indexes that fail are a
         warning naming them (apt keeps the old ones); no index at all is
-        an error."""
-        with self._lock():
+        an error. An update another run made while this one waited for
+        the lock is taken as this one's."""
+        asked = time.time()
+        with self.lock():
+            if (self.last_update() or {}).get("tried", 0) > asked and self.has_lists():
+                return
             self._prepare()
             progress("archive", "apt-get update (%s, %s)" % (self.archive, self.arch))
-            try:
-                r = procs.run(["apt-get", "-q"] + self.options() + ["update"],
-                              capture_output=True, text=True, timeout=UPDATE_TIMEOUT)
-            except FileNotFoundError:
-                raise Fatal("apt-get not found: this needs Debian's apt")
-            except subprocess.TimeoutExpired:
-                raise Fatal("apt-get update (%s, %s) took more than %d s"
-                            % (self.archive, self.arch, UPDATE_TIMEOUT))
+            r = run_apt(self.command("apt-get", "update"), "apt-get update (%s, %s)"
+                        % (self.archive, self.arch), UPDATE_TIMEOUT)
             failed = failed_fetches(r.stdout + r.stderr)
             if r.returncode != 0 and not failed:
                 failed = [["(apt-get update)", one_line((r.stdout + r.stderr)[-600:])]]
-            atomic.write(self.dir / "updated.json",
-                         json.dumps({"time": time.time(), "failed": failed}))
+            before = self.last_update() or {}
+            now = time.time()
+            atomic.write(self.dir / "updated.json", json.dumps(
+                {"tried": now, "ok": before.get("ok") if failed else now, "failed": failed}))
             for url, why in failed:
                 warn("Debian's archive (%s, %s): %s not downloaded: %s; going on "
                      "with the indexes that did" % (self.archive, self.arch, url, why))
@@ -204,20 +248,32 @@ class State:
                                 (r.stdout + r.stderr)[-800:])))
 
     def age(self):
-        last = self.last_update()
-        return time.time() - last["time"] if last else None
+        """Seconds since the last update that downloaded every index (None:
+        never), and since the last one tried."""
+        last = self.last_update() or {}
+        return tuple(time.time() - last[k] if last.get(k) else None for k in ("ok", "tried"))
 
     def ensure_lists(self):
         """Indexes to look things up in: kept while fresh, else
-        downloaded again (kept as they were if that fails)."""
-        age = self.age()
-        if age is None or not self.has_lists():
+        downloaded again (kept as they were if that fails). An update
+        that failed is not tried again for RETRY_SECONDS."""
+        ok, tried = self.age()
+        if tried is None or not self.has_lists():
             self.update()
-        elif age > FRESH_SECONDS:
+        elif (ok is None or ok > FRESH_SECONDS) and tried > RETRY_SECONDS:
             try:
                 self.update()
             except Fatal as e:
-                warn("%s; using the indexes of %d h ago" % (e, age // 3600))
+                warn("%s; using the indexes there are" % e)
+
+    def refresh(self):
+        """Download the indexes again unless that was tried in the last
+        RETRY_SECONDS: what a lookup that found too little does."""
+        tried = self.age()[1]
+        if tried is None or tried > RETRY_SECONDS:
+            self.update()
+            return True
+        return False
 
     def failures(self):
         return (self.last_update() or {}).get("failed", [])
@@ -225,8 +281,7 @@ class State:
     def stanzas(self, name):
         """[{field: value}] of every version of `name` the indexes list,
         newest first."""
-        r = procs.run(["apt-cache"] + self.options() + ["show", name],
-                      capture_output=True, text=True, timeout=120)
+        r = run_apt(self.command("apt-cache", "show", name), "apt-cache show %s" % name, 300)
         found = {}
         for stanza in r.stdout.split("\n\n"):
             fields = dict(re.findall(r"^([\w-]+): ?(.*)$", stanza, re.M))
@@ -240,13 +295,12 @@ class State:
                         int(f.get("Size", "0"))) for f in self.stanzas(name)]
 
     def lookup(self, name, version=None):
-        """[Package] of `name` (only `version`, if given), newest first;
-        indexes older than RETRY_SECONDS are refreshed once when nothing
-        is found."""
+        """[Package] of `name` (only `version`, if given), newest first; the
+        indexes are downloaded again once (RETRY_SECONDS) when they list
+        nothing of it."""
         self.ensure_lists()
         found = [p for p in self.records(name) if version in (None, p.version)]
-        if not found and (self.age() or 0) > RETRY_SECONDS:
-            self.update()
+        if not found and self.refresh():
             found = [p for p in self.records(name) if version in (None, p.version)]
         return found
 
@@ -271,25 +325,30 @@ class _VersionKey:
 
 
 FETCH_RE = re.compile(r"^[EW]: Failed to fetch (\S+)\s+(.*)$")
-ERR_RE = re.compile(r"^Err:\d+ (\S+)")
+ERR_RE = re.compile(r"^Err:\d+ (\S+) (\S+)(.*)$")
 
 
 def failed_fetches(text):
-    """[[url, why]] of the indexes an apt-get update could not download."""
-    failed, seen = [], set()
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
+    """[[url, why]] of what an apt-get update (in the C locale) could not
+    download: its "Failed to fetch" lines, and the "Err:" lines of a
+    suite none of those names (an InRelease that failed)."""
+    failed, lines = [], text.splitlines()
+    for line in lines:
         m = FETCH_RE.match(line.strip())
-        if m and m.group(1) not in seen:
-            seen.add(m.group(1))
+        if m and m.group(1) not in [u for u, _ in failed]:
             failed.append([m.group(1), m.group(2).strip() or "failed"])
+    fetched = [u for u, _ in failed]
     for i, line in enumerate(lines):
         m = ERR_RE.match(line.strip())
-        if m and not any(u.startswith(m.group(1).rstrip("/")) or m.group(1) in u
-                         for u in seen):
+        if not m:
+            continue
+        base, suite = m.group(1).rstrip("/"), m.group(2).split("/")[0]
+        if any(u.startswith("%s/dists/%s/" % (base, suite)) for u in fetched):
+            continue
+        what = "%s %s%s" % (base, m.group(2), m.group(3))
+        if what not in [u for u, _ in failed]:
             why = lines[i + 1].strip() if i + 1 < len(lines) else "failed"
-            seen.add(m.group(1))
-            failed.append([m.group(1), why])
+            failed.append([what, why])
     return failed
 
 
@@ -317,33 +376,44 @@ def cached(package, archive="bookworm"):
     return None
 
 
+class NotDownloaded(Fatal):
+    """apt could not download a package its indexes list (gone from the
+    mirror since they were downloaded?)."""
+
+
 def download(package, archive="bookworm"):
     """The .deb of `package` (a Package: name, version, arch, SHA-256) in
-    the cache, downloaded by the private apt if it is not there yet.
-    Refused if its SHA-256 is not the one asked for."""
+    the cache, downloaded by the private apt if it is not there yet (one
+    run at a time; the others wait and find it). Refused if its SHA-256 is
+    not the one asked for."""
     path = cached(package, archive)
     if path:
         return path
-    state = State(archive, "amd64" if package.arch == "all" else package.arch)
     path = deb_path(package, archive)
-    spec = "%s:%s=%s" % (package.name, state.arch, package.version)
-    progress("archive", "apt-get download %s (%d MB)" % (spec, package.size >> 20))
-    with atomic.scratch_dir(path.with_name(path.name + ".download")) as dl:
-        state.ensure_lists()
-        r = procs.run(["apt-get", "-q"] + state.options() + ["download", spec], cwd=dl,
-                      capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT)
-        debs = list(dl.glob("*.deb"))
-        if r.returncode != 0 or len(debs) != 1:
-            raise Fatal("apt-get download %s failed%s: %s" % (
-                spec, state.missing_note(), one_line((r.stdout + r.stderr)[-800:])))
-        got = sha256_of(debs[0])
-        if got != package.sha256:
-            raise Fatal("%s: SHA-256 %s, expected %s: refused" % (
-                debs[0].name, got, package.sha256))
-        with atomic.new_file(path) as tmp:
-            shutil.move(str(debs[0]), str(tmp))
-    # The checksum last: a .deb without one is downloaded again.
-    atomic.write(path.with_name(path.name + ".sha256"), package.sha256 + "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(".%s.lock" % path.name), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if cached(package, archive):
+            return path
+        state = State(archive, "amd64" if package.arch == "all" else package.arch)
+        spec = "%s:%s=%s" % (package.name, state.arch, package.version)
+        progress("archive", "apt-get download %s (%d MB)" % (spec, package.size >> 20))
+        with atomic.scratch_dir(path.with_name(path.name + ".download")) as dl:
+            state.ensure_lists()
+            r = run_apt(state.command("apt-get", "download", spec), "apt-get download %s"
+                        % spec, DOWNLOAD_TIMEOUT, cwd=dl)
+            debs = list(dl.glob("*.deb"))
+            if r.returncode != 0 or len(debs) != 1:
+                raise NotDownloaded("apt-get download %s failed%s: %s" % (
+                    spec, state.missing_note(), one_line((r.stdout + r.stderr)[-800:])))
+            got = sha256_of(debs[0])
+            if got != package.sha256:
+                raise Fatal("%s: SHA-256 %s, expected %s: refused" % (
+                    debs[0].name, got, package.sha256))
+            with atomic.new_file(path) as tmp:
+                shutil.move(str(debs[0]), str(tmp))
+        # The checksum last: a .deb without one is downloaded again.
+        atomic.write(path.with_name(path.name + ".sha256"), package.sha256 + "\n")
     return path
 
 
@@ -371,8 +441,8 @@ def newest(name, arch, archive="bookworm"):
 def unpack(deb, dest):
     """dpkg-deb -x deb into a new directory dest (whole, or not at all)."""
     with atomic.new_dir(dest) as tmp:
-        r = procs.run(["dpkg-deb", "-x", str(deb), str(tmp)], capture_output=True,
-                      text=True, timeout=1800)
+        r = run_apt(["dpkg-deb", "-x", str(deb), str(tmp)], "dpkg-deb -x %s" % deb.name,
+                    1800)
         if r.returncode != 0:
             raise Fatal("dpkg-deb -x %s failed: %s" % (deb.name, one_line(r.stderr[-500:])))
     return dest
@@ -385,9 +455,16 @@ def pins():
     Debian kernel trees the project builds from, each at the version it
     was made for."""
     try:
-        return json.loads(config.TREE_PINS.read_text())
+        found = json.loads(config.TREE_PINS.read_text())
     except (OSError, ValueError) as e:
         raise Fatal("%s: %s" % (config.TREE_PINS, e))
+    for name, pin in found.items():
+        lacking = [k for k in ("archive", "version", "sha256") if not pin.get(k)]
+        if lacking or pin["archive"] not in ARCHIVES:
+            raise Fatal("%s: %s %s" % (config.TREE_PINS, name, "lacks %s" % ", ".join(lacking)
+                                       if lacking else "names archive %s, not one of %s"
+                                       % (pin["archive"], ", ".join(ARCHIVES))))
+    return found
 
 
 @dataclass(frozen=True)
@@ -428,11 +505,24 @@ def _fallback_memo(name, archive):
     return config.cache_dir() / "debs" / archive / ("%s.newest.json" % name)
 
 
+# Not a knob: `rfm check` decides the tree once and hands it to its steps
+# in this variable, so that every step builds from the same tree.
+CHOSEN_ENV = "RFM_TREE_CHOSEN"
+
+
+def _source(package, pinned, archive):
+    deb = cached(package, archive) or download(package, archive)
+    return KernelSource(package, deb, pinned.version, "" if package.version == pinned.version
+                        else "pinned version not served")
+
+
 def kernel_source(name, newest=False, fetch=True):
     """The KernelSource of Debian's tree `name` (a key of patches/trees.json),
     its .deb in the cache. The pinned version if Debian still serves it
-    (or the cache holds it); else the newest it serves, said in a warning.
-    `newest`: that one in any case (make repin). `fetch=False`: decide
+    (or the cache holds it); else the newest it serves, said in a
+    warning, and only if that is newer than the pin and every index
+    downloaded (an index that did not may well list the pin). `newest`:
+    the newest served in any case (make repin). `fetch=False`: decide
     without downloading (the cache key): the pinned one unless a run
     already fell back."""
     pin = pins().get(name)
@@ -440,48 +530,67 @@ def kernel_source(name, newest=False, fetch=True):
         raise Fatal("%s names no tree %s" % (config.TREE_PINS, name))
     archive = pin["archive"]
     pinned = Package(name, pin["version"], "all", pin["sha256"], pin.get("size", 0))
-    memo = _fallback_memo(name, archive)
+    if os.environ.get(CHOSEN_ENV) and not newest:
+        try:
+            chosen = Package(**json.loads(os.environ[CHOSEN_ENV]))
+        except (ValueError, TypeError):
+            raise Fatal("%s=%s: not a package record" % (CHOSEN_ENV, os.environ[CHOSEN_ENV]))
+        if chosen.name == name and cached(chosen, archive):
+            return _source(chosen, pinned, archive)
     if not newest and cached(pinned, archive):
-        return KernelSource(pinned, cached(pinned, archive), pinned.version)
+        return _source(pinned, pinned, archive)
+    memo = _fallback_memo(name, archive)
     remembered = None
     try:
         remembered = Package(**json.loads(memo.read_text()))
     except (OSError, ValueError, TypeError):
         pass
+    if remembered and (compare_versions(remembered.version, pinned.version) <= 0
+                       or not cached(remembered, archive)):
+        remembered = None       # chosen under an older pin, or not kept
     if not fetch:
-        if remembered and cached(remembered, archive):
-            return KernelSource(remembered, cached(remembered, archive), pinned.version)
-        return KernelSource(pinned, deb_path(pinned, archive), pinned.version)
+        return KernelSource(remembered or pinned, deb_path(remembered or pinned, archive),
+                            pinned.version)
     state = State(archive, "amd64")
-    found = state.lookup(name)
-    served = [p for p in found if p.version == pinned.version]
-    if served and not newest:
-        if served[0].sha256 != pinned.sha256:
-            raise Fatal("Debian's %s %s has SHA-256 %s, but %s pins %s: refused" % (
-                name, pinned.version, served[0].sha256, config.TREE_PINS.name,
-                pinned.sha256))
-        return KernelSource(pinned, download(pinned, archive), pinned.version)
-    if not found:
-        raise Fatal("Debian's %s archive lists no %s%s" % (archive, name,
-                                                          state.missing_note()))
-    if state.failures() and not newest:
-        if remembered and cached(remembered, archive):
-            warn("%s; building from %s %s, chosen by an earlier run" % (
-                state.missing_note().strip(" ()"), name, remembered.version))
-            return KernelSource(remembered, cached(remembered, archive), pinned.version,
-                                "pinned version not served")
-        raise Fatal("%s %s (pinned) is not in the indexes that downloaded%s: cannot tell "
-                    "whether Debian still serves it; try again later" % (
-                        name, pinned.version, state.missing_note()))
-    chosen = found[0]
-    if not newest:
-        warn("%s %s, which the series is pinned to, is no longer served by Debian's "
-             "archive; building from the newest it serves, %s (`make repin` pins it once "
-             "the series applies)" % (name, pinned.version, chosen.version))
-    deb = download(chosen, archive)
-    atomic.write(memo, json.dumps(chosen.__dict__))
-    return KernelSource(chosen, deb, pinned.version,
-                        "" if chosen.version == pinned.version else "pinned version not served")
+    for attempt in (1, 2):
+        found = state.lookup(name)
+        if not any(p.version == pinned.version for p in found) and state.refresh():
+            found = state.records(name)     # the pin may be newer than the indexes
+        served = [p for p in found if p.version == pinned.version]
+        newer = [p for p in found if compare_versions(p.version, pinned.version) > 0]
+        try:
+            if served and not (newest and newer):
+                if served[0].sha256 != pinned.sha256:
+                    raise Fatal("Debian's %s %s has SHA-256 %s, but %s pins %s: refused" % (
+                        name, pinned.version, served[0].sha256, config.TREE_PINS.name,
+                        pinned.sha256))
+                return _source(pinned, pinned, archive)
+            if state.failures():
+                if remembered and not newest:
+                    warn("%s; building from %s %s, chosen by an earlier run" % (
+                        state.missing_note().strip(" ()"), name, remembered.version))
+                    return _source(remembered, pinned, archive)
+                raise Fatal("%s %s (pinned) is not in the indexes that downloaded%s: cannot "
+                            "tell whether Debian still serves it, or what replaced it; try "
+                            "again later" % (name, pinned.version, state.missing_note()))
+            if not newer:
+                raise Fatal("Debian's %s archive serves no %s %s, the pinned version, nor a "
+                            "newer one (it lists: %s)" % (
+                                archive, name, pinned.version,
+                                ", ".join(p.version for p in found) or "none"))
+            if not newest:
+                warn("%s %s, which the series is pinned to, is no longer served by Debian's "
+                     "archive; building from the newest it serves, %s (`make repin` pins it "
+                     "once the series applies)" % (name, pinned.version, newer[0].version))
+            source = _source(newer[0], pinned, archive)
+        except NotDownloaded:
+            # Listed but gone: the indexes are older than the mirror.
+            if attempt == 2 or not state.refresh():
+                raise
+            continue
+        if not newest:
+            atomic.write(memo, json.dumps(newer[0].__dict__))
+        return source
 
 
 def write_pin(name, package):

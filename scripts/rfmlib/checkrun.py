@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from . import atomic, config, procs, steps
+from . import archive, atomic, config, procs, steps, tree
 from .log import Usage, progress
 from .tables import format_table
 
@@ -46,6 +46,10 @@ def run_steps(table_name, only=None):
         if rc != 0:
             status = rc
             break
+        if step.command == "deps" and archive.CHOSEN_ENV not in os.environ:
+            # One tree for every step that follows, whatever Debian uploads
+            # meanwhile (only a fallback from a pin no longer served can move).
+            os.environ[archive.CHOSEN_ENV] = json.dumps(tree.source().package.__dict__)
     total = time.monotonic() - start
     ran = {r["step"] for r in results}
     rows += [[s.name, "not run", "-"] for s in chosen if s.name not in ran]

@@ -122,6 +122,15 @@ def main(argv=None):
             ": " + one_line(e.stderr if isinstance(e.stderr, str) else "")[-300:]
             if e.stderr else ""), file=sys.stderr)
         return 1
+    except subprocess.TimeoutExpired as e:
+        print("error: %s took more than %d s" % (" ".join(str(c) for c in e.cmd[:4]),
+                                                 e.timeout), file=sys.stderr)
+        return 1
+    except OSError as e:
+        # A program that is not installed, a cache we may not write.
+        print("error: %s%s" % (e.strerror or e, ": %s" % e.filename if e.filename else ""),
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted: children stopped; the next run repairs the cache",
               file=sys.stderr)

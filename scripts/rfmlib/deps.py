@@ -67,6 +67,8 @@ NEEDS = (
     Need(APT, "perl", "kernel build scripts, checkpatch.pl"),
     Need(APT, "xz-utils", "the kernel tree's tarball"),
     Need(APT, "python3", "the driver, parser and comparer"),
+    Need(APT, "patch", "applying the series (patch --fuzz=0)",
+         BUILDING + ("checkpatch", "host-tests", "repin")),
     Need(APT, "ccache", "kernel builds: a file whose preprocessed text did not change "
          "costs a cache hit"),
     Need(DEB, config.LINUX_SOURCE_PACKAGE, "the kernel tree (pinned in patches/trees.json)",
@@ -120,6 +122,8 @@ NEEDS = (
     Need(APT, "python3-pyflakes", "host tests: pyflakes on the driver and its tests",
          ("host-tests",)),
     Need(APT, "gnuplot-nox", "make bench's plots", ("bench",)),
+    Need(APT, "git", "make ci-check: gitlab-ci-local reads a clone of the checkout",
+         ("ci-check",)),
     Need(APT, "nodejs", "make ci-check's tools", ("ci-check",), program="node"),
     Need(APT, "npm", "make ci-check's tools (installed from the lock file)", ("ci-check",),
          program="npm"),
@@ -153,26 +157,27 @@ def _unique(needs):
     return out
 
 
-def _targets_of(command):
-    """The targets a command works on: TARGETS for those that read it,
-    else x86's (sparse and checkpatch build the x86 kernels)."""
-    if command in knobs.BY_NAME["TARGETS"].commands:
-        return knobs.get("TARGETS")
-    return knobs.target_list("x86")
+def _targets_of(command, given=None):
+    """The targets a command works on: `given` (TARGETS, as make deps was
+    told) or the command's own default for those that read TARGETS, else
+    x86's (sparse and checkpatch build the x86 kernels)."""
+    knob = knobs.BY_NAME["TARGETS"]
+    if command not in knob.commands:
+        return knobs.target_list("x86")
+    return given or knobs.target_list(knobs.default_text(knob, command))
 
 
 def needs_of(command, targets=None):
-    """[Need] of one rfm command, or of a table of steps ("check",
-    "check-arm") on `targets` (TARGETS by default) where a step names
-    none of its own."""
+    """[Need] of one rfm command on `targets` (None: its own default), or
+    of a table of steps ("check", "check-arm"), each step on its own
+    targets, else `targets`, else its command's default."""
     if command in steps.TABLES:
         found = []
         for s in steps.TABLES[command]:
             own = s.setting("TARGETS")
             found += needs_of(s.command, knobs.target_list(own) if own else targets)
         return _unique(found)
-    targets = targets if targets is not None else _targets_of(command)
-    return _unique([n for n in NEEDS if _applies(n, command, targets)])
+    return _unique([n for n in NEEDS if _applies(n, command, _targets_of(command, targets))])
 
 
 # ---- the host's packages ----
@@ -186,23 +191,18 @@ def installed_version(package):
 
 
 def _apt(cmd):
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    try:
-        return procs.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
-    except FileNotFoundError:
-        raise Fatal("%s not found: this needs Debian's apt" % cmd[0])
-    except subprocess.TimeoutExpired:
-        raise Fatal("%s took more than an hour" % " ".join(cmd[:3]))
+    return archive.run_apt(cmd, " ".join(cmd[:3]), 3600)
 
 
 def apt_update():
     """apt-get update on the host; indexes that fail to download are a
-    warning naming them (apt keeps the old ones, or goes without)."""
+    warning naming them (apt keeps the old ones, or goes without),
+    whatever apt's exit status (a network failure is only a W: line)."""
     r = _apt(["apt-get", "update", "-q"])
-    if r.returncode == 0:
-        return []
     failed = archive.failed_fetches(r.stdout + r.stderr)
-    for url, why in failed or [["(apt-get update)", one_line((r.stdout + r.stderr)[-400:])]]:
+    if r.returncode != 0 and not failed:
+        failed = [["(apt-get update)", one_line((r.stdout + r.stderr)[-400:])]]
+    for url, why in failed:
         warn("apt-get update: %s not downloaded: %s; installing from the indexes that "
              "did" % (url, why))
     return failed
@@ -341,7 +341,8 @@ def ensure(extra=()):
     """What the command being served needs, installed (as root) or the
     apt-get line to run; `extra`: apt packages outside the table (LIBC=shared)."""
     command = knobs.serving()
-    needs = needs_of(command) if command else []
+    needs = needs_of(command, knobs.get("TARGETS") if command in
+                     knobs.BY_NAME["TARGETS"].commands else None) if command else []
     needs += [Need(APT, p, "asked for") for p in extra]
     install(needs, fetch=False)
 
@@ -356,8 +357,9 @@ def require_commands(*names):
 def wanted_by_make_deps():
     """[Need] of DEPS_FOR's commands on TARGETS."""
     wanted = []
+    given = knobs.get("TARGETS") if knobs.raw("TARGETS") else None
     for command in knobs.get("DEPS_FOR"):
-        wanted += needs_of(command, knobs.get("TARGETS"))
+        wanted += needs_of(command, given)
     order = {(n.kind, n.name): i for i, n in reversed(list(enumerate(NEEDS)))}
     return sorted(_unique(wanted), key=lambda n: order[(n.kind, n.name)])
 
@@ -367,7 +369,8 @@ def cmd_deps(args):
     TARGETS, and print the table; --list: only print what they need."""
     wanted = wanted_by_make_deps()
     scope = "%s on %s" % (",".join(knobs.get("DEPS_FOR")),
-                          ",".join(t.name for t in knobs.get("TARGETS")))
+                          ",".join(t.name for t in knobs.get("TARGETS"))
+                          if knobs.raw("TARGETS") else "their own targets")
     if args.list:
         print(format_table(["kind", "what", "why"], [[n.kind, n.name, n.why] for n in wanted]))
         print("deps: %d for %s" % (len(wanted), scope))

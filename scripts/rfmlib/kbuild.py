@@ -285,12 +285,19 @@ def config_inputs(src, kconfig, extra_fragments, base_config=None):
 def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
                   targets, hold=(), base_config=None):
     log_path = build_dir / "rfm-build.log"
+    # Every kernel's log starts with its configuration's (kconfig's
+    # warnings), also when an incremental build reuses the .config: the
+    # warnings a later build is compared with must not depend on which
+    # variant of a shared build directory was built first.
+    config_log = build_dir / "rfm-config.log"
     log_path.write_text("")
     start = time.monotonic()
     inputs = config_inputs(tree, kconfig, extra_fragments, base_config)
     stamp = build_dir / "rfm-config-inputs"
     if (build_dir / ".config").exists() and stamp.exists() and stamp.read_text() == inputs:
         progress("config", "%s: unchanged" % label)
+        if config_log.exists():
+            shutil.copyfile(config_log, log_path)
     else:
         progress("config", "%s: %s + %s" % (
             label, base_config or "tinyconfig",
@@ -298,6 +305,7 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
         stamp.unlink(missing_ok=True)
         configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold,
                   base_config)
+        shutil.copyfile(log_path, config_log)
         stamp.write_text(inputs)
     progress("build", "%s: make %s (log: %s)" % (label, " ".join(targets), log_path))
     _make(tree, build_dir, kconfig, list(targets), log_path, label, hold, pause="build")

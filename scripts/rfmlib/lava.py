@@ -196,10 +196,11 @@ def device_types():
     deb = deps.lava_server()
     where = config.cache_dir() / "lava-server" / deb.name[:-len(".deb")]
     templates = where / "usr/share/lava-server/device-types"
-    if not (templates / "qemu.jinja2").is_file():
+    if not where.exists():
         progress("lava", "%s: unpacking its device-type templates" % deb.name)
-        shutil.rmtree(where, ignore_errors=True)
-        archive.unpack(deb, where)
+        archive.unpack(deb, where)      # whole or not at all; a second run keeps the first's
+    if not (templates / "qemu.jinja2").is_file():
+        raise Fatal("%s holds no qemu.jinja2: not lava-server's templates" % where)
     return templates
 
 

@@ -23,6 +23,7 @@ import uuid
 
 from . import archive, atomic, config, procs
 from .log import Fatal, checkpoint, progress
+from .targets import KERNEL_VARIANTS
 
 
 def read_series():
@@ -373,23 +374,30 @@ def cmd_repin(_args):
     Debian serves, once the series and the test-only patches apply to it
     with no fuzz and no offset."""
     src = archive.kernel_source(config.LINUX_SOURCE_PACKAGE, newest=True)
+    if archive.compare_versions(src.version, src.pinned) < 0:
+        raise Fatal("repin: the newest %s Debian serves is %s, older than the pinned %s: "
+                    "refused" % (src.package.name, src.version, src.pinned))
     if src.is_pinned:
         print("repin: %s is already pinned, and the newest Debian serves" % src.describe())
         return 0
     _SOURCE[:] = [src]
     pristine = pristine_tree()
-    series = read_series()
-    tests_only = sorted(p for d in config.PATCHES.iterdir() if d.is_dir()
-                        for p in d.glob("*.patch"))
-    for label, patches in [("the series", series)] + [
-            ("the series + %s/%s" % (p.parent.name, p.name), series + [p]) for p in tests_only]:
-        misfit = first_misfit(pristine, patches)
+    # What each kernel variant builds: the series, its prefixes, the
+    # test-only patches on top, exactly as they are stacked.
+    stacks = {}
+    for name, variant in KERNEL_VARIANTS.items():
+        patches = patches_for(variant["patches"]) if variant.get("patches") else None
+        if patches:
+            stacks.setdefault(tuple(patches), name)
+    for patches, name in stacks.items():
+        misfit = first_misfit(pristine, list(patches))
         if misfit:
-            raise Fatal("repin: %s does not apply exactly to %s %s (%s):\n%s" % (
-                misfit[0].name, src.package.name, src.version, label, misfit[1]))
+            raise Fatal("repin: %s does not apply exactly to %s %s (kernel %s):\n%s" % (
+                misfit[0].name, src.package.name, src.version, name, misfit[1]))
     archive.write_pin(config.LINUX_SOURCE_PACKAGE, src.package)
-    print("repin: %s %s -> %s (SHA-256 %s); the series and the test-only patches apply "
-          "exactly. Every kernel rebuilds on the next run: run make check, then commit "
-          "patches/trees.json" % (src.package.name, src.pinned, src.version,
-                                  src.package.sha256))
+    print("repin: %s %s -> %s (SHA-256 %s); the patches of every kernel variant (%s) "
+          "apply exactly. Every kernel rebuilds on the next run: run make checkpatch "
+          "(the mutants must apply too) and make check, then commit patches/trees.json"
+          % (src.package.name, src.pinned, src.version, src.package.sha256,
+             ", ".join(sorted(stacks.values()))))
     return 0

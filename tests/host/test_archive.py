@@ -17,7 +17,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import archive, config, deps, kcidb, knobs, log, matrix, tree
+from rfmlib import archive, cli, config, deps, kcidb, knobs, log, matrix, tree
 from rfmlib.targets import select_targets
 
 from tests.host import debarchive
@@ -105,7 +105,8 @@ class NewerTree(ArchiveTest):
     def setUp(self):
         super().setUp()
         self.pin(self.tree_deb(PINNED))
-        self.serve(self.tree_deb("6.1.195-1"), self.tree_deb("6.1.194-1"))
+        self.newest = self.tree_deb("6.1.195-1")
+        self.serve(self.newest, self.tree_deb("6.1.194-1"))
         self.serve(self.tree_deb("6.1.176-1"), suite="bookworm")
 
     def test_the_newest_6_1_tree_is_taken_and_said(self):
@@ -136,35 +137,100 @@ class NewerTree(ArchiveTest):
             again, _ = self.source()
         self.assertEqual(again.version, first.version)
 
-    def test_repin_moves_the_pin_when_the_series_applies(self):
+    def patches(self, first_line):
+        """A patches/ directory: a series of one patch whose context is
+        the Makefile's `first_line`, and a test-only patch in each
+        directory a kernel variant stacks (each creates a file of its own)."""
         patches = self.dir / "patches"
         patches.mkdir()
         (patches / "series").write_text("0001-a.patch\n")
         (patches / "0001-a.patch").write_text(
-            "--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,3 @@\n VERSION = 6\n+# rfm\n"
-            " PATCHLEVEL = 1\n")
+            "--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,3 @@\n %s\n+# rfm\n"
+            " PATCHLEVEL = 1\n" % first_line)
+        for name in ("bench", "bench-exit", "bench-signal", "exec-window"):
+            (patches / name).mkdir()
+            (patches / name / "0001-t.patch").write_text(
+                "--- /dev/null\n+++ b/%s.txt\n@@ -0,0 +1 @@\n+%s\n" % (name, name))
+        return patches
+
+    def repin(self, patches):
         with mock.patch.object(config, "PATCHES", patches), \
                 contextlib.redirect_stdout(io.StringIO()) as out, \
                 contextlib.redirect_stderr(io.StringIO()):
-            self.assertEqual(tree.cmd_repin(None), 0)
+            status = tree.cmd_repin(None)
+        return status, out.getvalue()
+
+    def test_repin_moves_the_pin_when_every_variant_applies(self):
+        status, out = self.repin(self.patches("VERSION = 6"))
+        self.assertEqual(status, 0)
         pin = json.loads(self.pins.read_text())["linux-source-6.1"]
         self.assertEqual(pin["version"], "6.1.195-1")
-        self.assertIn("6.1.192-3 -> 6.1.195-1", out.getvalue())
+        self.assertEqual(pin["sha256"], debarchive.sha256(self.newest))
+        self.assertIn("6.1.192-3 -> 6.1.195-1", out)
+        self.assertIn("bench-exit-stock", out)
+        # repin's choice is not a run's: nothing remembered for fallbacks.
+        self.assertFalse(list((self.dir / "cache" / "debs").rglob("*.newest.json")))
 
     def test_repin_refuses_a_tree_the_series_does_not_apply_to(self):
-        patches = self.dir / "patches"
-        patches.mkdir()
-        (patches / "series").write_text("0001-a.patch\n")
-        (patches / "0001-a.patch").write_text(
-            "--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,3 @@\n VERSION = 7\n+# rfm\n"
-            " PATCHLEVEL = 1\n")
         before = self.pins.read_text()
-        with mock.patch.object(config, "PATCHES", patches), \
-                contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()):
-            with self.assertRaisesRegex(log.Fatal, "0001-a.patch does not apply exactly"):
-                tree.cmd_repin(None)
+        with self.assertRaisesRegex(log.Fatal, "0001-a.patch does not apply exactly"):
+            self.repin(self.patches("VERSION = 7"))
         self.assertEqual(self.pins.read_text(), before)
+
+    def test_repin_refuses_a_test_only_patch_that_does_not_apply(self):
+        patches = self.patches("VERSION = 6")
+        (patches / "bench-exit" / "0001-t.patch").write_text(
+            "--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-VERSION = 7\n+VERSION = 8\n")
+        before = self.pins.read_text()
+        with self.assertRaisesRegex(log.Fatal, r"0001-t.patch does not apply exactly .*"
+                                               r"\(kernel bench-exit"):
+            self.repin(patches)
+        self.assertEqual(self.pins.read_text(), before)
+
+    def test_a_step_of_make_check_builds_from_the_tree_its_runner_chose(self):
+        first, _ = self.source()
+        with mock.patch.dict(os.environ, {archive.CHOSEN_ENV: json.dumps(
+                first.package.__dict__), "DEBIAN_SECURITY_MIRROR": "file:///nonexistent"}), \
+                mock.patch.object(archive.procs, "run", side_effect=AssertionError("ran")):
+            again, _ = self.source()
+        self.assertEqual(again.package, first.package)
+
+
+class StaleIndexes(ArchiveTest):
+    """Indexes downloaded before the pin moved, or a mirror that lists only
+    older trees: never a fallback to a tree older than the pin."""
+
+    def setUp(self):
+        super().setUp()
+        p = mock.patch.object(archive, "RETRY_SECONDS", 0)
+        p.start()
+        self.addCleanup(p.stop)
+
+    def test_the_pin_newer_than_the_indexes_downloads_them_again(self):
+        older = self.tree_deb("6.1.190-1")
+        self.serve(older)
+        with contextlib.redirect_stdout(io.StringIO()):
+            archive.State("bookworm", "amd64").update()     # a run of before the repin
+        deb = self.tree_deb(PINNED)
+        self.pin(deb)
+        self.serve(deb)
+        src, warnings = self.source()
+        self.assertEqual((src.version, src.is_pinned, warnings), (PINNED, True, ""))
+
+    def test_no_fallback_to_an_older_tree(self):
+        self.pin(self.tree_deb(PINNED))
+        self.serve(self.tree_deb("6.1.190-1"), self.tree_deb("6.1.176-1"))
+        with self.assertRaisesRegex(log.Fatal, "serves no linux-source-6.1 6.1.192-3, the "
+                                               "pinned version, nor a newer one"):
+            self.source()
+        self.assertFalse(list((self.dir / "cache" / "debs").rglob("*.newest.json")))
+
+    def test_repin_refuses_while_an_index_failed(self):
+        self.pin(self.tree_deb(PINNED))
+        self.serve(self.tree_deb("6.1.176-1"), suite="bookworm")
+        self.serve(self.tree_deb("6.1.195-1"), broken=("bookworm-security",))
+        with self.assertRaisesRegex(log.Fatal, "cannot tell"):
+            self.source(newest=True)
 
 
 class MirrorSync(ArchiveTest):
@@ -179,6 +245,16 @@ class MirrorSync(ArchiveTest):
         src, warnings = self.source()
         self.assertTrue(src.is_pinned)
         self.assertIn("bookworm-security/main/binary-amd64/Packages not downloaded", warnings)
+
+    def test_a_failed_index_is_seen_in_any_locale(self):
+        # A mirror that refuses the connection: apt exits 0 and says so
+        # only in a W: line, in the user's language unless told otherwise.
+        self.pin(self.tree_deb(PINNED))
+        self.serve(self.tree_deb("6.1.176-1"), suite="bookworm")
+        with mock.patch.dict(os.environ, {"LANGUAGE": "de", "LANG": "C.UTF-8", "LC_ALL": "",
+                                          "DEBIAN_SECURITY_MIRROR": "http://127.0.0.1:9/"}):
+            with self.assertRaisesRegex(log.Fatal, "cannot tell whether Debian still serves"):
+                self.source()
 
     def test_the_pin_missing_with_an_index_missing_is_no_fallback(self):
         deb = self.tree_deb(PINNED)
@@ -239,7 +315,7 @@ case "$1" in
 update)
     echo "E: Failed to fetch http://deb.debian.org/debian-security/dists/bookworm-security/main/binary-i386/Packages.xz  File has unexpected size (371952 != 372316). Mirror sync in progress? [IP: 203.0.113.80 80]" >&2
     echo "E: Some index files failed to download. They have been ignored, or old ones used instead." >&2
-    exit 100 ;;
+    exit "${RFM_FAKE_UPDATE_RC:-100}" ;;
 install)
     for p in "$@"; do
         case "$p" in
@@ -287,6 +363,12 @@ class HostApt(unittest.TestCase):
         self.assertEqual((self.dir / "installed").read_text().split(),
                          ["qemu-system-x86", "sparse"])
 
+    def test_an_update_that_exits_0_with_failures_is_a_warning_too(self):
+        with mock.patch.dict(os.environ, {"RFM_FAKE_UPDATE_RC": "0"}), \
+                contextlib.redirect_stderr(io.StringIO()) as err:
+            deps.apt_install(["sparse"])
+        self.assertIn("binary-i386/Packages.xz not downloaded", err.getvalue())
+
     def test_a_package_that_cannot_be_installed_is_one_error_naming_it(self):
         with contextlib.redirect_stderr(io.StringIO()):
             with self.assertRaises(log.Fatal) as caught:
@@ -329,11 +411,22 @@ class PackageSets(unittest.TestCase):
             self.assertIn("busybox-static:i386", got)
         run = self.names("run", "x86")
         self.assertFalse({"lava-dispatcher", "sparse", "python3-git", "nodejs"} & run)
+        # What a fresh Debian 12 lacks and the series needs: patch(1).
+        self.assertIn("patch", run)
 
     def test_check_has_its_own(self):
         got = self.names("check", "x86")
         self.assertTrue({"sparse", "lava-dispatcher", "lava-server", "python3-ply", "dwarves",
-                         "ci-tools", "python3-jsonschema"} <= got, got)
+                         "ci-tools", "python3-jsonschema", "git", "patch"} <= got, got)
+
+    def test_a_command_s_own_default_targets(self):
+        # bisect-check's TARGETS default is all: its ARM toolchains too.
+        got = {n.name for n in deps.needs_of("bisect-check")}
+        self.assertTrue({"clang", "qemu-system-x86", "qemu-system-arm"} <= got, got)
+        # sparse reads no TARGETS: the x86 kernels, whatever is given.
+        got = {n.name for n in deps.needs_of("sparse", select_targets("arm"))}
+        self.assertIn("libelf-dev", got)
+        self.assertNotIn("clang", got)
 
     def test_the_arm_targets_add_theirs(self):
         got = self.names("run", "arm")
@@ -343,6 +436,16 @@ class PackageSets(unittest.TestCase):
         self.assertFalse({"qemu-system-x86", "gcc-multilib", "busybox-static:i386"} & got)
         self.assertEqual(self.names("run", "x86_64") & {"gcc-multilib", "busybox-static:i386"},
                          set())
+
+    def test_a_missing_program_is_one_error_line(self):
+        def missing(_args):
+            raise FileNotFoundError(2, "No such file or directory", "patch")
+        table = tuple(("deps", missing, about) if name == "deps" else (name, fn, about)
+                      for name, fn, about in cli.COMMANDS)
+        with mock.patch.object(cli, "COMMANDS", table), \
+                contextlib.redirect_stderr(io.StringIO()) as err:
+            self.assertEqual(cli.main(["deps"]), 1)
+        self.assertEqual(err.getvalue(), "error: No such file or directory: patch\n")
 
     def test_make_deps_lists_exactly_that_set(self):
         for targets in ("x86", "arm"):

@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import atomic, config, procs
+from . import atomic, config, knobs, procs
 from . import tree
 from .log import Fatal, progress
 from .targets import KERNEL_CONFIGS
@@ -93,17 +93,29 @@ REPRODUCIBLE = {"KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2026",
 CCACHE_BIN = Path("/usr/lib/ccache")
 
 
+# The commands whose builds ccache's preprocessor mode pays for.
+PREPROCESSOR_MODE = ("mutate", "mutate-gen")
+
+
 def make_env():
     """make's environment: the pinned build identity, and ccache in front
     of gcc and clang (by PATH, so the compiler's name, hence every
-    object's command line and the kernel's key, stay as they were). Its
-    preprocessor mode makes a file that includes a regenerated header
-    whose changed lines it does not use a cache hit: a syscall-table
-    mutant regenerates headers most of the kernel includes."""
+    object's command line and the kernel's key, stay as they were).
+
+    For make mutate, ccache's preprocessor mode: a file that includes a
+    regenerated header whose changed lines it does not use is a cache
+    hit, and a syscall-table mutant regenerates headers most of the
+    kernel includes. Every other build uses its depend mode: a miss costs
+    no second preprocessor run, which made a cold tinyconfig kernel about
+    40% slower here (42 objects of kernel/, 2026-12-05: 44 s of CPU
+    without ccache, 64 s in preprocessor mode, 51 s in depend mode, 18 s
+    warm); an unchanged file is a hit either way."""
     env = dict(os.environ, **REPRODUCIBLE)
     if CCACHE_BIN.is_dir():
         env.update(PATH="%s:%s" % (CCACHE_BIN, env.get("PATH", "")),
                    CCACHE_DIR=str(config.cache_dir() / "ccache"), CCACHE_MAXSIZE="8G")
+        if knobs.serving() not in PREPROCESSOR_MODE:
+            env["CCACHE_DEPEND"] = "1"
     return env
 
 

@@ -11,7 +11,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short negative-control run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -22,6 +22,19 @@ run:
 ## below run one step alone
 check:
 	$(RFM) check
+
+## deps-arm, abi-arm, matrix-check-arm, lava-check-arm: its steps alone
+deps-arm:
+	$(RFM) check-arm --step deps-arm
+
+abi-arm:
+	$(RFM) check-arm --step abi-arm
+
+matrix-check-arm:
+	$(RFM) check-arm --step matrix-check-arm
+
+lava-check-arm:
+	$(RFM) check-arm --step lava-check-arm
 
 ## check-arm: the ARM side of the tests: the ABI gate of AAPCS64 and EABI,
 ## the matrix on the three ARM targets with series, stock and baseline,
@@ -57,22 +70,30 @@ guest-selftest:
 	$(RFM) guest-selftest
 
 ## matrix-check: the whole x86 matrix: series, stock and the negative
-## control (baseline) on the five x86 targets (make check splits it in
-## two, the negative control on the x86_64 kernel only; CI runs this on
-## its schedule)
+## control (baseline) on the five x86 targets (make check runs the series
+## on all five, stock and the negative control on the x86_64 kernel's
+## three; CI runs this on its schedule)
 matrix-check:
 	$(RFM) matrix-check
 
-## negative-control: make check's: series and baseline on the x86_64
-## kernel's three ABIs, in RFM_OUT/negative-control
-negative-control:
-	$(RFM) check --step negative-control
+## matrix-series, matrix-x86_64: make check's matrices: the series on the
+## five x86 targets (in RFM_OUT); series, stock and baseline on the x86_64
+## kernel's three ABIs (in RFM_OUT/x86_64)
+matrix-series:
+	$(RFM) check --step matrix-series
+
+matrix-x86_64:
+	$(RFM) check --step matrix-x86_64
 
 ## exec-window-check: the exec cases inside de_thread()'s race windows,
 ## on the exec-window test kernel (series + patches/exec-window, booted
-## with exec_window_ms=1000), in RFM_OUT/exec-window
+## with exec_window_ms=1000), on the five x86 targets, in
+## RFM_OUT/exec-window; exec-window-short: make check's, x86_64's three
 exec-window-check:
-	$(RFM) check --step exec-window-check
+	KERNELS=exec-window RFM_OUT=$${RFM_OUT:-out}/exec-window $(RFM) matrix-check
+
+exec-window-short:
+	$(RFM) check --step exec-window-short
 
 ## distro-check: the series and stock built from Debian's own config
 ## (kconfig/distro.config), on the x86 targets and x86_64-la57 (5-level
@@ -87,6 +108,10 @@ distro-check:
 ## the series' names against mainline's, every mutant applying exactly
 checkpatch:
 	$(RFM) checkpatch
+
+## sparse-short: make check's: sparse on the x86_64 kernel only
+sparse-short:
+	$(RFM) check --step sparse-short
 
 ## sparse: make C=2 on the C files the series touches, x86_64 and i386,
 ## series against stock: no finding stock's files lack (builds the
@@ -158,10 +183,15 @@ lava-run:
 lava-import:
 	$(RFM) lava-import
 
-## lava-check: the LAVA round trip offline (make check runs it): jobs for
-## the check kernels validate; series on x86_64 and arm64 through Debian's
-## lava-run give the local run's verdicts case by case; a tampered log
-## does not; a LAVA target and a local one merge into one matrix
+## lava-check-short: make check's: the jobs of the series only
+lava-check-short:
+	$(RFM) check --step lava-check-short
+
+## lava-check: the LAVA round trip offline, on TARGETS: the jobs of
+## KERNELS (series, stock, baseline) validate; the series on one target
+## of each kernel config (x86: x86_64 and i386) through Debian's lava-run
+## gives the local run's verdicts case by case; a tampered log does not;
+## a local target and LAVA ones merge into one matrix
 lava-check:
 	$(RFM) lava-check
 
@@ -171,10 +201,9 @@ lava-check:
 mutate:
 	$(RFM) mutate
 
-## mutate-short: make check's version: four mutants of the walk, the
-## compat arithmetic, the wake rules and get_robust_list(), one of the
-## vDSO unlock's signal-time fixup, cheap to rebuild, and series v2's exec
-## order on the exec-window test kernel
+## mutate-short: make check's version: three mutants of the catalogue
+## (the walk, the compat arithmetic, get_robust_list()), cheap to rebuild,
+## on the x86_64 kernel's three ABIs
 mutate-short:
 	$(RFM) check --step mutate-short
 
@@ -185,7 +214,7 @@ mutate-short:
 mutate-gen:
 	$(RFM) mutate-gen
 
-## mutate-gen-short: make check's fixed sample of five generated mutants
+## mutate-gen-short: make check's fixed sample of two generated mutants
 mutate-gen-short:
 	$(RFM) check --step mutate-gen-short
 

@@ -64,7 +64,7 @@ NEEDS = (
     Need(APT, "flex", "kernel build (kconfig)"),
     Need(APT, "bison", "kernel build (kconfig)"),
     Need(APT, "bc", "kernel build"),
-    Need(APT, "perl", "kernel build scripts, checkpatch.pl"),
+    Need(APT, "perl", "kernel build scripts, checkpatch.pl", BUILDING + ("checkpatch",)),
     Need(APT, "xz-utils", "the kernel tree's tarball"),
     Need(APT, "python3", "the driver, parser and comparer"),
     Need(APT, "patch", "applying the series (patch --fuzz=0)",

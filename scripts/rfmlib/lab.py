@@ -173,7 +173,7 @@ def lava_pairs(targets):
 
 
 def cmd_lava_check(_args):
-    """The offline proof, on TARGETS: jobs for the check kernels validate;
+    """The offline proof, on TARGETS: the jobs of KERNELS validate;
     the series on one target of each kernel config, run by lava-run on the
     stock qemu device, gives the local run's verdicts case by case; a
     tampered log does not; a local shard and LAVA ones merge into one matrix."""
@@ -181,8 +181,8 @@ def cmd_lava_check(_args):
     where = config.out_dir() / "lava-check"
     shutil.rmtree(where, ignore_errors=True)
     targets = knobs.get("TARGETS")
-    # Every job make check's kernels allow, validated.
-    p = Pipeline(("series", "stock", "baseline"), targets).build()
+    # Every job of KERNELS on TARGETS, validated.
+    p = Pipeline(knobs.get("KERNELS"), targets).build()
     jobs = len(write_jobs(p, where / "jobs-all", "file://%s" % (where / "jobs-all")))
     bad = lava.validate(sorted((where / "jobs-all" / "jobs").glob("*.yaml")))
     for line in bad:

@@ -1,8 +1,9 @@
 """make sparse: the kernel's semantic checker on what the series touches.
 
 sparse (make C=2) runs on every .c file the series changes or adds, in the
-series kernel and in stock, for x86_64 and i386; a warning the series'
-files have that stock's do not fails. Line numbers are left out of the
+series kernel and in stock, for the x86 kernel configs of TARGETS (x86_64
+and i386 by default); a warning the series' files have that stock's do
+not fails. Line numbers are left out of the
 comparison: they move when a patch adds lines above a warning that was
 there all along. A function the series renames keeps its findings:
 patches/sparse-renamed.txt maps stock's name to the series' before the
@@ -10,7 +11,8 @@ comparison.
 """
 import re
 
-from . import config, deps, kbuild, tables, tree
+from . import config, deps, kbuild, knobs, tables, tree
+from .log import Usage
 
 SPARSE_CONFIGS = ("x86_64", "i386")
 FINDING_RE = re.compile(r"\b(?:warning|error):")
@@ -77,8 +79,13 @@ def run(configs=SPARSE_CONFIGS):
 
 
 def cmd_sparse(_args):
-    """sparse on the series' C files, x86_64 and i386, against stock."""
+    """sparse on the series' C files, against stock, for the x86 kernel
+    configs of TARGETS."""
     deps.ensure()
-    text, new = run()
+    configs = [kc for kc in SPARSE_CONFIGS if any(t.kconfig == kc for t in knobs.get("TARGETS"))]
+    if not configs:
+        raise Usage("make sparse checks the x86 kernels: TARGETS names none (%s)"
+                    % ",".join(t.name for t in knobs.get("TARGETS")))
+    text, new = run(configs)
     print(text, end="")
     return 1 if any(new.values()) else 0

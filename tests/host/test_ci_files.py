@@ -2,6 +2,7 @@
 the one target table: a shard job per target, the kernels every target
 boots, a merge of every shard, the kernel cache keyed by `rfm cache-key`.
 A target added to scripts/rfmlib/targets.py and forgotten here fails."""
+import re
 import unittest
 
 from rfmlib import config, steps
@@ -264,3 +265,34 @@ class Scheduled(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CheckSteps(unittest.TestCase):
+    """make check's steps (steps.py) each have a make target of their own,
+    and make check is the runner, not a list kept twice."""
+
+    def targets(self):
+        """{make target: its recipe lines}."""
+        found, current = {}, None
+        for line in (config.REPO / "Makefile").read_text().splitlines():
+            m = re.match(r"^([\w.-]+):", line)
+            if m:
+                current = found.setdefault(m.group(1), [])
+            elif line.startswith("\t") and current is not None:
+                current.append(line.strip().lstrip("@"))
+        return found
+
+    def test_every_step_with_settings_runs_from_its_table(self):
+        make = self.targets()
+        for table, rows in steps.TABLES.items():
+            for s in rows:
+                if not s.settings and not s.args:
+                    continue    # the plain command: make abi, make deps, ...
+                self.assertIn(s.name, make, "make %s" % s.name)
+                self.assertEqual(make[s.name], ["$(RFM) %s --step %s" % (table, s.name)],
+                                 s.name)
+
+    def test_make_check_is_the_runner(self):
+        make = self.targets()
+        self.assertEqual(make["check"], ["$(RFM) check"])
+        self.assertEqual(make["check-arm"], ["$(RFM) check-arm"])

@@ -155,7 +155,7 @@ class BadValues(Env):
         self.assertIn("900 (bench, perf-gate: 1800)", text)
         self.assertIn("x86 (bisect-check, lava: all)", text)
         row = next(l for l in text.splitlines() if l.startswith("KERNELS "))
-        self.assertIn("matrix-check, lava: series,stock,baseline", row)
+        self.assertIn("matrix-check, lava, lava-check: series,stock,baseline", row)
         self.assertIn("merge: -", row)
 
     def test_good_values(self):

@@ -19,7 +19,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import config, deps, kbuild, knobs
+from . import config, deps, kbuild, knobs, procs
 from .log import Fatal, progress
 from .tree import patches_for, pristine_tree, variant_tree
 from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC
@@ -221,7 +221,8 @@ def headers_install(tree, ident, arch="x86"):
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     r = subprocess.run(["make", "-C", str(tree), "O=%s" % (dest / "build"), "ARCH=%s" % arch,
-                        "headers_install", "INSTALL_HDR_PATH=%s" % (dest / "usr")],
+                        "-j%d" % config.jobs(), "headers_install",
+                        "INSTALL_HDR_PATH=%s" % (dest / "usr")],
                        capture_output=True, text=True)
     if r.returncode != 0:
         shutil.rmtree(dest, ignore_errors=True)
@@ -292,6 +293,14 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None, a
     work = config.cache_dir() / "abi" / "work"
     lines, drifts = [], []
     sources = [(label, tree) for label, tree in trees]
+    # Each tree's headers and debug objects first, side by side: each make
+    # spends much of its time starting processes (35 s a headers_install).
+    arches = sorted({HEADER_ARCH[a] for a in expected})
+    procs.parallel(lambda ta: headers_install(ta[0], tree_ident(ta[0]), ta[1]),
+                   [(tree, arch) for _, tree in sources for arch in arches], config.jobs())
+    layouts = dict(zip([label for label, _ in sources], procs.parallel(
+        lambda src: kernel_compat_layout(src, tree_ident(src)),
+        [src for _, src in sources], config.jobs()))) if kernel_view else {}
     for abi, items in expected.items():
         arch = HEADER_ARCH[abi]
         header_sets = [("%s uapi" % label if arch == "x86" else "%s %s uapi" % (label, arch),
@@ -368,7 +377,7 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None, a
         user = pahole_members((ABI_DIR / "pahole" / "ilp32.txt").read_text()
                               if (ABI_DIR / "pahole" / "ilp32.txt").exists() else "")
         for label, src in sources:
-            obj, dump = kernel_compat_layout(src, tree_ident(src))
+            obj, dump = layouts[label]
             _save(outdir, "pahole-kernel-compat-%s.txt" % label, dump)
             kern = pahole_members(dump).get("compat_robust_list_head")
             mine = user.get("robust_list_head")

@@ -1,6 +1,7 @@
 """make checkpatch: the tree's scripts/checkpatch.pl --strict on every
-patch, the series' names against mainline's, and every mutant of the
-catalogue applying exactly. (make sparse is sparse.py's.)"""
+patch, the series' names against mainline's, every kernel variant's
+patch stack and every mutant of the catalogue applying exactly. (make
+sparse is sparse.py's.)"""
 import os
 import re
 import subprocess
@@ -45,9 +46,15 @@ def cmd_checkpatch(_args):
         print("names: %s" % line)
     print("names: %s" % ("%d clash(es) with mainline" % len(clashes) if clashes else
                          "no name of the series means something else in mainline"))
+    misfits, variants = tree.variant_misfits(pristine)
+    for name, patch, why in misfits:
+        print("variants: %s of kernel %s does not apply exactly:\n%s" % (patch.name, name, why))
+    print("variants: %s" % ("%d kernel variant(s) whose patches no longer apply" % len(misfits)
+                            if misfits else "the patches of every kernel variant (%s) apply "
+                            "exactly" % ", ".join(variants)))
     stale = stale_mutants()
     for name, why in stale:
         print("mutants: %s does not apply exactly to its kernel:\n%s" % (name, why))
     print("mutants: %s" % ("%d of the catalogue no longer apply" % len(stale) if stale else
                            "every mutant of tests/mutants applies exactly"))
-    return 1 if bad or clashes or stale else 0
+    return 1 if bad or clashes or misfits or stale else 0

@@ -381,23 +381,34 @@ def cmd_repin(_args):
         print("repin: %s is already pinned, and the newest Debian serves" % src.describe())
         return 0
     _SOURCE[:] = [src]
-    pristine = pristine_tree()
-    # What each kernel variant builds: the series, its prefixes, the
-    # test-only patches on top, exactly as they are stacked.
-    stacks = {}
-    for name, variant in KERNEL_VARIANTS.items():
-        patches = patches_for(variant["patches"]) if variant.get("patches") else None
-        if patches:
-            stacks.setdefault(tuple(patches), name)
-    for patches, name in stacks.items():
-        misfit = first_misfit(pristine, list(patches))
-        if misfit:
-            raise Fatal("repin: %s does not apply exactly to %s %s (kernel %s):\n%s" % (
-                misfit[0].name, src.package.name, src.version, name, misfit[1]))
+    misfits, stacks = variant_misfits(pristine_tree())
+    if misfits:
+        raise Fatal("repin: " + "\n".join(
+            "%s does not apply exactly to %s %s (kernel %s):\n%s" % (
+                patch.name, src.package.name, src.version, name, why)
+            for name, patch, why in misfits))
     archive.write_pin(config.LINUX_SOURCE_PACKAGE, src.package)
     print("repin: %s %s -> %s (SHA-256 %s); the patches of every kernel variant (%s) "
           "apply exactly. Every kernel rebuilds on the next run: run make checkpatch "
           "(the mutants must apply too) and make check, then commit patches/trees.json"
           % (src.package.name, src.pinned, src.version, src.package.sha256,
-             ", ".join(sorted(stacks.values()))))
+             ", ".join(stacks)))
     return 0
+
+
+def variant_misfits(pristine):
+    """What each kernel variant builds (the series, its prefixes, the
+    test-only patches on top, exactly as they are stacked), checked
+    against `pristine`: ([(variant, patch, why)] of the stacks with a
+    patch that does not apply exactly, [variant names checked])."""
+    stacks = {}
+    for name, variant in KERNEL_VARIANTS.items():
+        patches = patches_for(variant["patches"]) if variant.get("patches") else None
+        if patches:
+            stacks.setdefault(tuple(patches), name)
+    misfits = []
+    for patches, name in stacks.items():
+        misfit = first_misfit(pristine, list(patches))
+        if misfit:
+            misfits.append((name, misfit[0], misfit[1]))
+    return misfits, sorted(stacks.values())

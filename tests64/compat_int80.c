@@ -118,6 +118,62 @@ static int death_native_and_compat_lists(void)
 }
 
 /*
+ * ROBUST_LIST_LIMIT bounds each walk, not the task: with 2048 locks on
+ * the native list and 2048 on the compat one, all 4096 are released.
+ */
+#define EACH	ROBUST_LIST_LIMIT
+
+struct full_lists {
+	struct robust_list_head head;
+	struct ilp32_robust_list_head head32;
+	struct rfm_lock lock[EACH];
+	struct ilp32_lock lock32[EACH];
+};
+
+static int owner_two_full_lists(void *arg)
+{
+	struct full_lists *f = arg;
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	rfm_head_init(&f->head);
+	f->head32.list.next = low(&f->head32.list);
+	f->head32.futex_offset = offsetof(struct ilp32_lock, futex);
+	f->head32.list_op_pending = 0;
+	for (int i = 0; i < EACH; i++) {
+		f->lock[i].futex = tid;
+		rfm_list_add(&f->head, &f->lock[i]);
+		f->lock32[i].futex = tid;
+		f->lock32[i].link.next = f->head32.list.next;
+		f->head32.list.next = low(&f->lock32[i].link);
+	}
+	if (rfm_set_robust_list(&f->head, sizeof(f->head)))
+		return 1;
+	return int80(IA32_SET_ROBUST_LIST, (long)low(&f->head32),
+		     sizeof(f->head32), 0) ? 2 : 0;
+}
+
+static int death_each_list_has_its_own_limit(void)
+{
+	struct full_lists *f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	int native = 0, compat = 0, status;
+
+	RFM_CHECK(f != MAP_FAILED, "mmap(MAP_32BIT): %s", strerror(errno));
+	status = rfm_run_child(owner_two_full_lists, f);
+	for (int i = 0; i < EACH; i++) {
+		native += f->lock[i].futex == FUTEX_OWNER_DIED;
+		compat += f->lock32[i].futex == FUTEX_OWNER_DIED;
+	}
+	rfm_obs("native_released", "%d", native);
+	rfm_obs("compat_released", "%d", compat);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "owner status %#x (1: native set, 2: int $0x80 set failed)", status);
+	RFM_CHECK(native == EACH && compat == EACH, "released %d native and %d compat "
+		  "of %d each", native, compat, EACH);
+	return RFM_PASS;
+}
+
+/*
  * get_robust_list() through int $0x80 is the compat call: it reports the
  * compat head, as a 32-bit pointer, and 12 bytes, not the native 24.
  */
@@ -192,6 +248,7 @@ static int report_compat_head(void)
 
 static const struct rfm_case cases[] = {
 	RFM_CASE(death_native_and_compat_lists),
+	RFM_CASE(death_each_list_has_its_own_limit),
 	RFM_CASE(int80_get_reads_compat_head),
 	RFM_CASE(compat_head_cleared_at_exec),
 };

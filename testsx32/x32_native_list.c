@@ -96,6 +96,60 @@ static int death_native_and_x32_lists(void)
 	return RFM_PASS;
 }
 
+/*
+ * ROBUST_LIST_LIMIT bounds each walk, not the task: 2048 locks on the
+ * native list and 2048 on the x32 one, all 4096 released.
+ */
+#define EACH	ROBUST_LIST_LIMIT
+
+struct full_lists {
+	struct lp64_robust_list_head head64;
+	struct lp64_lock lock64[EACH];
+	struct robust_list_head head;
+	struct rfm_lock lock[EACH];
+};
+
+static int owner_two_full_lists(void *arg)
+{
+	struct full_lists *f = arg;
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	f->head64.next = addr(&f->head64);
+	f->head64.futex_offset = offsetof(struct lp64_lock, futex);
+	f->head64.list_op_pending = 0;
+	rfm_head_init(&f->head);
+	for (int i = 0; i < EACH; i++) {
+		f->lock64[i].futex = tid;
+		f->lock64[i].next = f->head64.next;
+		f->head64.next = addr(&f->lock64[i]);
+		f->lock[i].futex = tid;
+		rfm_list_add(&f->head, &f->lock[i]);
+	}
+	if (syscall(NR64_SET_ROBUST_LIST, &f->head64, sizeof(f->head64)))
+		return 1;
+	return rfm_set_robust_list(&f->head, sizeof(f->head)) ? 2 : 0;
+}
+
+static int death_each_list_has_its_own_limit(void)
+{
+	struct full_lists *f = rfm_shared(sizeof(*f));
+	int native = 0, x32 = 0, status;
+
+	RFM_CHECK(f, "mmap");
+	status = rfm_run_child(owner_two_full_lists, f);
+	for (int i = 0; i < EACH; i++) {
+		native += f->lock64[i].futex == FUTEX_OWNER_DIED;
+		x32 += f->lock[i].futex == FUTEX_OWNER_DIED;
+	}
+	rfm_obs("native_released", "%d", native);
+	rfm_obs("compat_released", "%d", x32);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "owner status %#x (1: 273 failed, 2: 530 failed)", status);
+	RFM_CHECK(native == EACH && x32 == EACH, "released %d native and %d x32 of "
+		  "%d each", native, x32, EACH);
+	return RFM_PASS;
+}
+
 /* 274 reports the native head in 8 bytes and its size, 24. */
 static int native_get_reports_lp64_head(void)
 {
@@ -158,6 +212,7 @@ static int report_native_head(void)
 
 static const struct rfm_case cases[] = {
 	RFM_CASE(death_native_and_x32_lists),
+	RFM_CASE(death_each_list_has_its_own_limit),
 	RFM_CASE(native_get_reports_lp64_head),
 	RFM_CASE(native_head_cleared_at_exec),
 };

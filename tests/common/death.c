@@ -572,6 +572,174 @@ static int death_exec_from_thread(void)
 }
 
 /*
+ * ---- execve() from a thread whose leader has already exited: the
+ * leader is a zombie, so de_thread() has nothing to wait for and takes
+ * its TID at once. The lock the thread lists and the one named only in
+ * list_op_pending carry the thread's own TID: both are released. ----
+ */
+
+enum { NOTE_LEADER_GONE = 5, NOTE_NO_ZOMBIE, NOTE_EXEC_FAILED, NOTE_SETUP_FAILED };
+
+/* /proc/self/exe names nothing once the leader, whose mm it reads, is gone */
+static char self_exe[256];
+
+static void *exec_after_leader_exit(void *arg)
+{
+	struct arena *a = arg;
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	take(a, 0, 0);
+	a->lock[1].futex = tid;			/* taken, not yet listed */
+	a->head.list_op_pending = &a->lock[1].link;
+	a->owner_tid = tid;
+	if (register_head(&a->head)) {
+		a->note = NOTE_SETUP_FAILED;
+		return NULL;
+	}
+	for (int i = 0; i < 1000 && rfm_proc_state(getpid()) != 'Z'; i++)
+		usleep(1000);
+	if (rfm_proc_state(getpid()) != 'Z') {
+		a->note = NOTE_NO_ZOMBIE;
+		return NULL;
+	}
+	a->note = NOTE_LEADER_GONE;
+	execl(self_exe, "death", RFM_PAUSE_ARG, (char *)NULL);
+	a->note = NOTE_EXEC_FAILED;
+	return NULL;
+}
+
+static const char *note_name(uint32_t note)
+{
+	switch (note) {
+	case NOTE_LEADER_GONE:	return "done";
+	case NOTE_NO_ZOMBIE:	return "leader-not-a-zombie";
+	case NOTE_EXEC_FAILED:	return "execve-failed";
+	case NOTE_SETUP_FAILED:	return "set-up-failed";
+	default:		return "not-reached";
+	}
+}
+
+static int death_exec_after_leader_exit(void)
+{
+	struct arena *a = arena_new();
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	int released = 0;
+	pid_t owner;
+
+	RFM_CHECK(a && n > 0, "set up: %s", strerror(errno));
+	self_exe[n] = '\0';
+	owner = fork();
+	if (owner == 0) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, exec_after_leader_exit, a))
+			_exit(1);
+		syscall(SYS_exit, 0);	/* the leader alone: a zombie */
+	}
+	RFM_CHECK(owner > 0, "fork: %s", strerror(errno));
+	/* The walk is done before the new image runs: wait for that, then look. */
+	for (int i = 0; i < 500 && !(a->note == NOTE_LEADER_GONE && rfm_exec_done(owner)) &&
+	     a->note != NOTE_NO_ZOMBIE && a->note != NOTE_SETUP_FAILED &&
+	     a->note != NOTE_EXEC_FAILED; i++)
+		usleep(10000);
+	released = (a->lock[0].futex == FUTEX_OWNER_DIED) +
+		   (a->lock[1].futex == FUTEX_OWNER_DIED);
+	rfm_obs("exec", "%s", note_name(a->note));
+	rfm_obs("listed", "%s", a->lock[0].futex == a->owner_tid ? "held" :
+		a->lock[0].futex == FUTEX_OWNER_DIED ? "owner-died" : "other");
+	rfm_obs("pending", "%s", a->lock[1].futex == a->owner_tid ? "held" :
+		a->lock[1].futex == FUTEX_OWNER_DIED ? "owner-died" : "other");
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	RFM_CHECK(a->note == NOTE_LEADER_GONE, "exec: %s", note_name(a->note));
+	RFM_CHECK(released == 2, "after the exec: listed %#x, pending %#x, the "
+		  "thread's TID was %#x", a->lock[0].futex, a->lock[1].futex,
+		  a->owner_tid);
+	return RFM_PASS;
+}
+
+/*
+ * ---- a word in a copy-on-write page: the owner's process forked after
+ * the lock was taken, so the page is write-protected in both and the
+ * walk's cmpxchg faults. It must fault the page in writable (a copy of
+ * the owner's own) and retry, not give up; the child's copy keeps the
+ * TID. ----
+ */
+
+struct cow_lock {
+	struct robust_list_head *head;
+	struct rfm_lock *lock;
+	volatile uint32_t ready, go;
+};
+
+static void *cow_owner_thread(void *arg)
+{
+	struct cow_lock *c = arg;
+
+	c->lock->futex = (uint32_t)rfm_gettid();
+	rfm_list_add(c->head, c->lock);
+	c->ready = register_head(c->head) ? 2 : 1;
+	while (!c->go)
+		usleep(1000);
+	return NULL;	/* thread exit: the walk meets the write-protected page */
+}
+
+static int cow_owner(void *arg)
+{
+	struct arena *a = arg;
+	struct cow_lock c = { 0 };
+	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_t t;
+	pid_t child;
+
+	if (page == MAP_FAILED)
+		return 1;
+	c.head = (void *)page;
+	c.lock = (void *)(page + 256);
+	rfm_head_init(c.head);
+	if (pthread_create(&t, NULL, cow_owner_thread, &c))
+		return 1;
+	while (!c.ready)
+		usleep(1000);
+	if (c.ready != 1)
+		return 1;
+	a->owner_tid = c.lock->futex;
+	child = fork();
+	if (child == 0) {
+		while (a->note != 1)
+			usleep(1000);
+		a->lock[1].futex = c.lock->futex;	/* the child's copy */
+		_exit(0);
+	}
+	if (child < 0)
+		return 1;
+	c.go = 1;
+	pthread_join(t, NULL);
+	a->lock[0].futex = c.lock->futex;		/* the owner's copy */
+	a->note = 1;
+	return waitpid(child, NULL, 0) == child ? 0 : 1;
+}
+
+static int death_word_in_cow_page(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	if (expect_child_exit(rfm_run_child(cow_owner, a)))
+		return RFM_FAIL;
+	rfm_obs("owner_copy", "%s", a->lock[0].futex == FUTEX_OWNER_DIED ?
+		"owner-died" : a->lock[0].futex == a->owner_tid ? "held" : "other");
+	rfm_obs("child_copy", "%s", a->lock[1].futex == a->owner_tid ? "held" :
+		"other");
+	RFM_CHECK(a->lock[0].futex == FUTEX_OWNER_DIED, "owner's copy %#x",
+		  a->lock[0].futex);
+	RFM_CHECK(a->lock[1].futex == a->owner_tid, "child's copy %#x, the owner "
+		  "was %#x", a->lock[1].futex, a->owner_tid);
+	return RFM_PASS;
+}
+
+/*
  * ---- execve() from a thread that is not the group leader, against the
  * PI state and the rest of its thread group ----
  *
@@ -1057,6 +1225,170 @@ static int death_only_own_entries(void)
 	RFM_CHECK(a->lock[2].futex == FUTEX_OWNER_DIED, "own word %#x",
 		  a->lock[2].futex);
 	return RFM_PASS;
+}
+
+/*
+ * ---- the TID is bits 0-29 of the word (FUTEX_TID_MASK, 0x3fffffff):
+ * a word whose bit 29 is set is another thread's, even when the bits
+ * below are the dying TID; a word that holds the TID and
+ * FUTEX_OWNER_DIED (an owner that died during recovery) is ours ----
+ */
+
+static int owner_tid_bits(void *arg)
+{
+	struct arena *a = arg;
+	uint32_t tid = (uint32_t)rfm_gettid();
+	static const int order[] = { 0, 1, 2, -1 };
+
+	a->lock[0].futex = tid | 0x20000000u;		/* another TID */
+	a->lock[1].futex = tid | FUTEX_OWNER_DIED;	/* ours, recovered */
+	a->lock[2].futex = tid;				/* ours */
+	a->owner_tid = tid;
+	chain(a, order);
+	return register_head(&a->head);
+}
+
+static int death_tid_is_30_bits(void)
+{
+	struct arena *a = arena_new();
+
+	RFM_CHECK(a, "mmap");
+	if (run_owner(owner_tid_bits, a))
+		return RFM_FAIL;
+	rfm_obs("bit29_word", "%s", a->lock[0].futex == (a->owner_tid | 0x20000000u) ?
+		"untouched" : "written");
+	rfm_obs("owner_died_word", "%#x", a->lock[1].futex);
+	rfm_obs("own", "%#x", a->lock[2].futex);
+	RFM_CHECK(a->lock[0].futex == (a->owner_tid | 0x20000000u),
+		  "word with bit 29 %#x", a->lock[0].futex);
+	RFM_CHECK(a->lock[1].futex == FUTEX_OWNER_DIED, "word with OWNER_DIED %#x",
+		  a->lock[1].futex);
+	RFM_CHECK(a->lock[2].futex == FUTEX_OWNER_DIED, "own word %#x",
+		  a->lock[2].futex);
+	return RFM_PASS;
+}
+
+/*
+ * ---- the walk reads an entry's next link before it releases the entry:
+ * once released, the lock may be taken and its memory reused at once.
+ * Here the reuse is built in. With futex_offset 0 each entry's futex
+ * word is the low half of its own next link (a little-endian 64-bit
+ * link), so releasing an entry changes its link. Every address the list
+ * links to ends in the dying TID (its low 32 bits), so every word is
+ * the owner's: head H at 4 GiB + TID, entry C at 8 GiB + TID, entry A
+ * anywhere, linked H -> A -> C -> H. A link of A read after A's release
+ * is 8 GiB + FUTEX_OWNER_DIED, where nothing is mapped: that walk ends
+ * there and C stays held. Only a 64-bit task's links have a high half
+ * to keep the address; an ILP32 link would be the TID itself, below
+ * mmap_min_addr. ----
+ */
+
+#if __SIZEOF_LONG__ == 8
+#define LINK_SPAN	8192	/* a head or link may cross into a second page */
+#define GIB(n)		((uintptr_t)(n) << 30)
+
+struct high_link_pages {
+	char head[LINK_SPAN];	/* mapped again at 4 GiB + (TID & ~0xfff) */
+	char entry[LINK_SPAN];	/* mapped again at 8 GiB + (TID & ~0xfff) */
+	struct robust_list a;	/* entry A, where the case reads it */
+	volatile uint32_t tid;
+};
+
+/* Map @len bytes of the shared @from again at @to, which must be free. */
+static int map_again_at(void *from, uintptr_t to, size_t len)
+{
+	void *probe = mmap((void *)to, len, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (probe != (void *)to)
+		return -1;
+	munmap(probe, len);
+	return mremap(from, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		      (void *)to) == (void *)to ? 0 : -1;
+}
+
+static int owner_links_end_in_tid(void *arg)
+{
+	struct high_link_pages *p = arg;
+	uintptr_t tid = (uintptr_t)rfm_gettid();
+	uintptr_t page = tid & ~(uintptr_t)0xfff;
+	struct robust_list_head *h;
+	struct robust_list *c;
+
+	if (tid & 3)
+		return 3;	/* a futex word must be 4-byte aligned: try another */
+	if (map_again_at(p->head, GIB(4) + page, LINK_SPAN) ||
+	    map_again_at(p->entry, GIB(8) + page, LINK_SPAN))
+		return 4;
+	h = (void *)(GIB(4) + tid);
+	c = (void *)(GIB(8) + tid);
+	h->futex_offset = 0;
+	h->list_op_pending = NULL;
+	h->list.next = &p->a;
+	p->a.next = c;		/* A's word: the low half of C's address, the TID */
+	c->next = &h->list;	/* C's word: the low half of H's address, the TID */
+	p->tid = (uint32_t)tid;
+	return register_head(h) ? 1 : 0;
+}
+
+static int death_next_read_before_release(void)
+{
+	struct high_link_pages *p = rfm_shared(sizeof(*p));
+	uint32_t a_word, c_word;
+	int status = -1;
+
+	RFM_CHECK(p, "mmap");
+	for (int i = 0; i < 8; i++) {
+		status = rfm_run_child(owner_links_end_in_tid, p);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 3)
+			break;
+	}
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 4,
+		  "4 GiB or 8 GiB plus the TID is in use here");
+	if (expect_child_exit(status))
+		return RFM_FAIL;
+	memcpy(&a_word, &p->a.next, sizeof(a_word));
+	memcpy(&c_word, p->entry + (p->tid & 0xfff), sizeof(c_word));
+	rfm_obs("first", "%#x", a_word);
+	rfm_obs("second", "%s", c_word == FUTEX_OWNER_DIED ? "owner-died" :
+		c_word == p->tid ? "held" : "other");
+	RFM_CHECK(a_word == FUTEX_OWNER_DIED, "first entry's word %#x", a_word);
+	RFM_CHECK(c_word == FUTEX_OWNER_DIED, "second entry's word %#x (the TID was "
+		  "%#x): the walk read the first entry's link after releasing it",
+		  c_word, p->tid);
+	return RFM_PASS;
+}
+#endif
+
+/*
+ * ---- set_robust_list() stores the pointer and checks nothing, a kernel
+ * address too; the walk at exit then reads nothing through it: the
+ * owner exits cleanly ----
+ */
+
+static int owner_head_kernel_address(void *arg)
+{
+	void *head = rfm_kernel_address(), *got = NULL;
+	size_t len = 0;
+
+	(void)arg;
+	if (!head || rfm_set_robust_list(head, sizeof(struct robust_list_head)))
+		return 1;
+	if (rfm_get_robust_list(0, &got, &len) || got != head)
+		return 2;
+	return 0;
+}
+
+static int survive_head_kernel_address(void)
+{
+	int status = rfm_run_child(owner_head_kernel_address, NULL);
+
+	rfm_obs("owner_exit", "%d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	RFM_CHECK(!WIFEXITED(status) || WEXITSTATUS(status) != 1,
+		  "set_robust_list() refused a kernel address");
+	RFM_CHECK(!WIFEXITED(status) || WEXITSTATUS(status) != 2,
+		  "get_robust_list() did not report the kernel address");
+	return expect_child_exit(status);
 }
 
 /*
@@ -1840,8 +2172,10 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_pi_bit_is_per_entry),
 	RFM_CASE(death_wakes_any_bitset),
 	RFM_CASE(death_thread_exit),
+	RFM_CASE(death_word_in_cow_page),
 	RFM_CASE(death_at_exec),
 	RFM_CASE(death_exec_from_thread),
+	RFM_CASE(death_exec_after_leader_exit),
 	RFM_CASE(exec_pi_waiter_handed_over),
 	RFM_CASE(exec_pi_locker_during_exec),
 	RFM_CASE(exec_task_owns_pi),
@@ -1849,6 +2183,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_exec_robust_pi_waiter),
 	RFM_CASE(death_exec_robust_pi_uncontended),
 	RFM_CASE(death_only_own_entries),
+	RFM_CASE(death_tid_is_30_bits),
 	RFM_CASE(death_negative_offset),
 	RFM_CASE(death_pi_entry_then_more),
 	RFM_CASE(death_pending_not_listed),
@@ -1869,10 +2204,12 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_head_word_untouched),
 	RFM_CASE(survive_pending_field_unreadable),
 	RFM_CASE(survive_head_unmapped),
+	RFM_CASE(survive_head_kernel_address),
 	RFM_CASE(survive_head_first_word_unreadable),
 #if __SIZEOF_LONG__ == 8
-	/* Last: the one case only the 64-bit builds have. */
+	/* Last: the cases only the 64-bit builds have. */
 	RFM_CASE(death_offset_beyond_2gib),
+	RFM_CASE(death_next_read_before_release),
 #endif
 };
 

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <sys/prctl.h>
 
@@ -21,12 +22,20 @@ static void obs_call(const char *what, long ret, int err)
 	printf("# obs %s=%ld/%s\n", what, ret, ret ? rfm_errno_name(err) : "0");
 }
 
+/*
+ * Register a head, then call set_robust_list(@len) with another: a call
+ * that fails changes nothing, the first head stays registered; one that
+ * succeeds replaces it.
+ */
 static int set_len(size_t len, int want_errno)
 {
-	struct robust_list_head head;
-	long ret;
+	struct robust_list_head before, head, *got = NULL;
+	size_t got_len = 0;
+	long first, ret;
 
+	rfm_head_init(&before);
 	rfm_head_init(&head);
+	first = rfm_set_robust_list(&before, sizeof(before));
 	ret = rfm_set_robust_list(&head, len);
 	obs_call("set", ret, errno);
 	if (want_errno)
@@ -34,6 +43,13 @@ static int set_len(size_t len, int want_errno)
 			  ret, rfm_errno_name(errno));
 	else
 		RFM_CHECK(ret == 0, "ret %ld errno %s", ret, rfm_errno_name(errno));
+	RFM_CHECK(first == 0, "set up: set_robust_list: %s", rfm_errno_name(errno));
+	RFM_CHECK(rfm_get_robust_list(0, &got, &got_len) == 0, "get: %s",
+		  rfm_errno_name(errno));
+	rfm_obs("registered", "%s", got == &head ? "new" : got == &before ?
+		"previous" : "other");
+	RFM_CHECK(got == (want_errno ? &before : &head), "registered %p: before %p, "
+		  "new %p", (void *)got, (void *)&before, (void *)&head);
 	return RFM_PASS;
 }
 
@@ -497,6 +513,69 @@ static int get_perm_by_real_uid(void)
 }
 
 /*
+ * Ask for @r's head from a child of root's (uid 0) that keeps every
+ * capability, or (@without_ptrace) drops CAP_SYS_PTRACE from its
+ * effective set first; the results as for ask_as().
+ */
+static int ask_as_root(int without_ptrace, struct thread_report *r, int *res)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct data[2];
+		struct robust_list_head *got = NULL;
+		size_t len;
+
+		if (without_ptrace) {
+			if (syscall(SYS_capget, &hdr, data))
+				_exit(2);
+			data[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective &=
+				~CAP_TO_MASK(CAP_SYS_PTRACE);
+			if (syscall(SYS_capset, &hdr, data))
+				_exit(2);
+		}
+		res[0] = (int)rfm_get_robust_list(r->tid, &got, &len);
+		res[1] = errno;
+		res[2] = got == &r->head;
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/*
+ * CAP_SYS_PTRACE reads the head of a task of another uid: root (uid 0)
+ * reads nobody's with it, and gets EPERM once it dropped it from its
+ * effective set, its uid unchanged.
+ */
+static int get_perm_by_capability(void)
+{
+	struct thread_report *r = rfm_shared(sizeof(*r));
+	int *with = rfm_shared(sizeof(int) * 6), *without = with + 3;
+	int asked;
+	pid_t target;
+
+	RFM_CHECK(r && with, "mmap");
+	if (getuid() != 0)
+		return rfm_skip("needs root to change uids");
+	target = start_nobody_target(r);
+	RFM_CHECK(target > 0, "fork");
+	asked = ask_as_root(0, r, with) || ask_as_root(1, r, without);
+	stop_target(target, r);
+	RFM_CHECK(!asked, "the asking child could not drop CAP_SYS_PTRACE");
+	obs_call("get_with_cap", with[0], with[1]);
+	obs_call("get_without_cap", without[0], without[1]);
+	RFM_CHECK(with[0] == 0 && with[2], "with CAP_SYS_PTRACE: ret %d errno %s",
+		  with[0], rfm_errno_name(with[1]));
+	RFM_CHECK(without[0] == -1 && without[1] == EPERM,
+		  "without CAP_SYS_PTRACE: ret %d errno %s", without[0],
+		  rfm_errno_name(without[1]));
+	return RFM_PASS;
+}
+
+/*
  * get_robust_list() leaves nothing behind, granted or refused: the
  * target, whose exec_update_lock the call took to check permission and
  * read the head, can still exec (exec takes that lock for writing, and
@@ -643,6 +722,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(get_perm_other_uid),
 	RFM_CASE(get_perm_same_uid),
 	RFM_CASE(get_perm_by_real_uid),
+	RFM_CASE(get_perm_by_capability),
 	RFM_CASE(get_refused_then_exec),
 	RFM_CASE(get_granted_then_exec),
 	RFM_CASE(get_pid_in_child_namespace),

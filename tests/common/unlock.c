@@ -31,6 +31,7 @@
 #include "rfm_unlock.h"	/* first: rfm_test.h defines _GNU_SOURCE */
 
 #include <limits.h>
+#include <pthread.h>
 
 #define OTHER_TID	0x2bcdef01u	/* an owner that is not the caller */
 #define SENTINEL	0x5a5a5a5au	/* memory the kernel must not write */
@@ -158,6 +159,55 @@ static int waiter_done(pid_t pid)
 		usleep(5000);
 	}
 	return 0;
+}
+
+/* ---- waiters on a private word: threads of this process ---- */
+
+struct thread_waiter {
+	pthread_t thread;
+	uint32_t *word;
+	uint32_t val;
+	int op;			/* FUTEX_WAIT_PRIVATE or FUTEX_LOCK_PI_PRIVATE */
+	volatile uint32_t started;
+	volatile pid_t tid;
+	volatile long ret;
+	volatile int err;
+	volatile uint32_t done;
+};
+
+static void *thread_waiter_run(void *arg)
+{
+	struct thread_waiter *t = arg;
+
+	t->tid = rfm_gettid();
+	t->started = 1;
+	t->ret = syscall(SYS_futex, t->word, t->op, t->val, NULL, NULL, 0);
+	t->err = errno;
+	t->done = 1;
+	return NULL;
+}
+
+/* Start a thread that calls futex(@op, @val) on @word; 1 once it sleeps. */
+static int thread_waiter_start(struct thread_waiter *t, uint32_t *word,
+			       int op, uint32_t val)
+{
+	memset(t, 0, sizeof(*t));
+	t->word = word;
+	t->op = op;
+	t->val = val;
+	if (pthread_create(&t->thread, NULL, thread_waiter_run, t))
+		return 0;
+	while (!t->tid)
+		sched_yield();
+	return rfm_wait_sleeping(t->tid, &t->started);
+}
+
+/* Has the thread's futex() returned? Up to a second. */
+static int thread_waiter_done(struct thread_waiter *t)
+{
+	for (int i = 0; i < 200 && !t->done; i++)
+		usleep(5000);
+	return t->done;
 }
 
 /* ---- the operations that take the modifier ---- */
@@ -378,6 +428,114 @@ static int plain_ops_leave_the_slot(void)
 		RFM_CHECK(h.head->list_op_pending == &h.lock->link,
 			  "op %#x wrote the slot", ops[i]);
 	}
+	return RFM_PASS;
+}
+
+/*
+ * A count of 0 wakes one waiter, as FUTEX_WAKE always has on 6.1
+ * (futex_wake() counts a waiter before it compares): the modifier does
+ * not change what the count means. Mainline's FLAGS_STRICT early return
+ * for 0 belongs to futex2 calls, which 6.1 does not have.
+ */
+static int count_zero_wakes_one(void)
+{
+	static const int ops[] = { FUTEX_WAKE, FUTEX_WAKE_BITSET };
+	uint32_t *word = rfm_shared(PAGE);
+	struct waiter *w = rfm_shared(PAGE);
+	struct robust_list_head head;
+	uint32_t held;
+	pid_t pid[2];
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_CHECK(word && w, "no shared memory");
+	held = (uint32_t)rfm_gettid() | FUTEX_WAITERS;
+	*word = held;
+	pid[0] = start_waiter(word, held, FUTEX_BITSET_MATCH_ANY, &w[0]);
+	pid[1] = start_waiter(word, held, FUTEX_BITSET_MATCH_ANY, &w[1]);
+	RFM_CHECK(pid[0] > 0 && pid[1] > 0, "waiters did not start");
+	rfm_head_init(&head);
+	for (size_t i = 0; i < RFM_ARRAY_SIZE(ops); i++) {
+		const char *name = i ? "bitset" : "wake";
+		long ret;
+		int asleep = 0;
+
+		*word = held;
+		head.list_op_pending = (void *)word;
+		ret = rfm_futex_op(word, ops[i] | RFM_ROBUST_UNLOCK_OWN, 0,
+				   &head.list_op_pending, FUTEX_BITSET_MATCH_ANY);
+		obs_ret(name, ret, errno);
+		RFM_CHECK(ret == 1, "%s, count 0: ret %ld %s", name, ret,
+			  rfm_errno_name(errno));
+		RFM_CHECK(*word == 0 && head.list_op_pending == NULL,
+			  "%s: word %#x slot %p", name, *word,
+			  (void *)head.list_op_pending);
+		/* A woken waiter is runnable at once, then a zombie. */
+		for (int t = 0; t < 200 && (rfm_proc_state(pid[0]) == 'Z') +
+		     (rfm_proc_state(pid[1]) == 'Z') <= (int)i; t++)
+			usleep(5000);
+		for (int k = 0; k < 2; k++)
+			asleep += rfm_proc_state(pid[k]) == 'S';
+		RFM_CHECK(asleep == 1 - (int)i, "%s: %d waiter(s) still asleep",
+			  name, asleep);
+	}
+	return RFM_PASS;
+}
+
+/*
+ * FUTEX_PRIVATE_FLAG names the key, with the modifier as without it: a
+ * robust unlock of a private word wakes its FUTEX_WAIT_PRIVATE waiter
+ * and hands a PI lock to its FUTEX_LOCK_PI_PRIVATE waiter, and without
+ * the flag it looks for waiters of a shared word, which a private waiter
+ * is not (the word is released and the slot cleared all the same).
+ */
+static int private_flag_finds_private_waiters(void)
+{
+	struct thread_waiter t;
+	struct held h;
+	uint32_t tid = (uint32_t)rfm_gettid();
+	long ret;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_CHECK(hold(&h), "set up: %s", strerror(errno));
+
+	h.lock->futex = tid | FUTEX_WAITERS;
+	RFM_CHECK(thread_waiter_start(&t, &h.lock->futex, FUTEX_WAIT_PRIVATE,
+				      tid | FUTEX_WAITERS), "waiter did not sleep");
+	ret = unlock_held(&h, FUTEX_WAKE | RFM_ROBUST_UNLOCK_OWN, 0);
+	RFM_CHECK(ret == 0, "shared-key unlock: ret %ld %s", ret, rfm_errno_name(errno));
+	RFM_CHECK(h.lock->futex == 0 && h.head->list_op_pending == NULL,
+		  "shared-key unlock: word %#x slot %p", h.lock->futex,
+		  (void *)h.head->list_op_pending);
+	usleep(20000);
+	RFM_CHECK(!t.done, "a shared-key unlock woke a private waiter");
+
+	h.lock->futex = tid | FUTEX_WAITERS;
+	h.head->list_op_pending = &h.lock->link;
+	ret = rfm_futex_op(&h.lock->futex, FUTEX_WAKE_PRIVATE | RFM_ROBUST_UNLOCK_OWN,
+			   1, &h.head->list_op_pending, 0);
+	obs_ret("wake_private", ret, errno);
+	RFM_CHECK(ret == 1, "private unlock: ret %ld %s", ret, rfm_errno_name(errno));
+	RFM_CHECK(thread_waiter_done(&t) && t.ret == 0, "waiter: ret %ld %s",
+		  t.ret, rfm_errno_name(t.err));
+	RFM_CHECK(h.lock->futex == 0 && h.head->list_op_pending == NULL,
+		  "private unlock: word %#x slot %p", h.lock->futex,
+		  (void *)h.head->list_op_pending);
+	pthread_join(t.thread, NULL);
+
+	h.lock->futex = tid;
+	h.head->list_op_pending = &h.lock->link;
+	RFM_CHECK(thread_waiter_start(&t, &h.lock->futex, FUTEX_LOCK_PI_PRIVATE, 0),
+		  "PI waiter did not block");
+	RFM_CHECK(h.lock->futex == (tid | FUTEX_WAITERS), "word %#x", h.lock->futex);
+	ret = unlock_held(&h, FUTEX_UNLOCK_PI_PRIVATE | RFM_ROBUST_UNLOCK_OWN, 0);
+	RFM_CHECK(ret == 0, "private PI unlock: ret %ld %s", ret, rfm_errno_name(errno));
+	RFM_CHECK(thread_waiter_done(&t) && t.ret == 0, "PI waiter: ret %ld %s",
+		  t.ret, rfm_errno_name(t.err));
+	rfm_obs("pi_owner", "%s", (h.lock->futex & FUTEX_TID_MASK) == (uint32_t)t.tid ?
+		"waiter" : "other");
+	RFM_CHECK((h.lock->futex & FUTEX_TID_MASK) == (uint32_t)t.tid,
+		  "word %#x, the waiter is %d", h.lock->futex, (int)t.tid);
+	RFM_CHECK(h.head->list_op_pending == NULL, "slot not cleared");
 	return RFM_PASS;
 }
 
@@ -618,6 +776,111 @@ static int slot_bad_address_efault(void)
 }
 
 /*
+ * A store that faults wakes nobody: the call fails before it looks for
+ * waiters, whichever store it was. The word's store (a private word on
+ * a read-only page, a thread waiting on it) leaves the lock held and its
+ * waiter queued; the slot's (a shared word, its waiter in another
+ * process) leaves the word released and the waiter queued all the same.
+ * A plain FUTEX_WAKE afterwards finds each waiter still there.
+ */
+static int fault_wakes_nobody(void)
+{
+	uint32_t *word = rfm_shared(PAGE);
+	struct waiter *w = rfm_shared(PAGE);
+	uint32_t tid = (uint32_t)rfm_gettid();
+	struct thread_waiter t;
+	struct held h;
+	void *gone;
+	pid_t pid;
+	long ret;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_CHECK(word && w && hold(&h), "set up: %s", strerror(errno));
+
+	h.lock->futex = tid | FUTEX_WAITERS;
+	RFM_CHECK(!mprotect(h.lock, PAGE, PROT_READ), "mprotect: %s", strerror(errno));
+	RFM_CHECK(thread_waiter_start(&t, &h.lock->futex, FUTEX_WAIT_PRIVATE,
+				      tid | FUTEX_WAITERS), "waiter did not sleep");
+	ret = unlock_held(&h, FUTEX_WAKE_PRIVATE | RFM_ROBUST_UNLOCK_OWN, 0);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "read-only word: ret %ld %s", ret,
+		  rfm_errno_name(errno));
+	usleep(20000);
+	RFM_CHECK(!t.done, "read-only word: the waiter was woken");
+	ret = syscall(SYS_futex, &h.lock->futex, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	obs_ret("word_fault_then_wake", ret, errno);
+	RFM_CHECK(ret == 1, "read-only word: %ld waiter(s) left queued", ret);
+
+	*word = tid | FUTEX_WAITERS;
+	pid = start_waiter(word, tid | FUTEX_WAITERS, FUTEX_BITSET_MATCH_ANY, &w[0]);
+	RFM_CHECK(pid > 0, "waiter did not start");
+	gone = unmapped_page();
+	RFM_CHECK(gone, "set up: %s", strerror(errno));
+	ret = rfm_robust_unlock_wake(word, gone, 1);
+	obs_ret("slot_fault", ret, errno);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "unmapped slot: ret %ld %s", ret,
+		  rfm_errno_name(errno));
+	RFM_CHECK(*word == 0, "unmapped slot: word %#x", *word);
+	usleep(20000);
+	RFM_CHECK(rfm_proc_state(pid) == 'S', "unmapped slot: the waiter was woken");
+	ret = rfm_futex_wake(word, 1);
+	obs_ret("slot_fault_then_wake", ret, errno);
+	RFM_CHECK(ret == 1, "unmapped slot: %ld waiter(s) left queued", ret);
+	return RFM_PASS;
+}
+
+/*
+ * Both addresses are user addresses (rfm_kernel_address(): a kernel one
+ * an unchecked store would write, or a compat task's top page). The word
+ * is refused before anything is written, the slot after the word was
+ * released, each with -EFAULT.
+ */
+static int kernel_addresses_efault(void)
+{
+	void *kaddr = rfm_kernel_address();
+	struct held h;
+	long ret;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_CHECK(kaddr && hold(&h), "set up: %s", strerror(errno));
+
+	ret = rfm_robust_unlock_wake(kaddr, &h.head->list_op_pending, 1);
+	obs_ret("word", ret, errno);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "word at %p: ret %ld %s", kaddr,
+		  ret, rfm_errno_name(errno));
+	RFM_CHECK(h.head->list_op_pending == &h.lock->link, "slot written");
+
+	ret = rfm_robust_unlock_wake(&h.lock->futex, kaddr, 1);
+	obs_ret("slot", ret, errno);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "slot at %p: ret %ld %s", kaddr,
+		  ret, rfm_errno_name(errno));
+	RFM_CHECK(h.lock->futex == 0, "word %#x", h.lock->futex);
+	RFM_CHECK(registered_head() == h.head, "list given up");
+	return RFM_PASS;
+}
+
+/*
+ * No list registered at all: a slot that cannot be written is -EFAULT
+ * after the word was released, and there is nothing to give up.
+ */
+static int slot_fault_without_a_list(void)
+{
+	uint32_t word = (uint32_t)rfm_gettid();
+	void *gone = unmapped_page();
+	long ret;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_CHECK(gone, "set up: %s", strerror(errno));
+	RFM_CHECK(rfm_set_robust_list(NULL, sizeof(struct robust_list_head)) == 0,
+		  "set_robust_list(NULL): %s", rfm_errno_name(errno));
+	ret = rfm_robust_unlock_wake(&word, gone, 1);
+	obs_ret("ret", ret, errno);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "ret %ld %s", ret, rfm_errno_name(errno));
+	RFM_CHECK(word == 0, "word %#x", word);
+	RFM_CHECK(registered_head() == NULL, "a list appeared");
+	return RFM_PASS;
+}
+
+/*
  * The registered head's own slot cannot be written: the kernel gives the
  * list up, so that the exit walk cannot follow the stale slot to a lock
  * that is free (and perhaps reused) by then.
@@ -635,6 +898,94 @@ static int registered_slot_fault_gives_up_list(void)
 	RFM_CHECK(ret == -1 && errno == EFAULT, "ret %ld %s", ret, rfm_errno_name(errno));
 	RFM_CHECK(h.lock->futex == 0, "word %#x", h.lock->futex);
 	RFM_CHECK(registered_head() == NULL, "list still registered");
+	return RFM_PASS;
+}
+
+/*
+ * FUTEX_UNLOCK_PI: the unlock succeeds, then the slot cannot be written:
+ * -EFAULT, the lock released all the same (the unlock is not undone),
+ * and, for the registered head's own slot, the list given up as for the
+ * wakes.
+ */
+static int unlock_pi_slot_fault(void)
+{
+	uint32_t tid = (uint32_t)rfm_gettid();
+	struct held h;
+	void *gone;
+	long ret;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_CHECK(hold(&h), "set up: %s", strerror(errno));
+	gone = unmapped_page();
+	RFM_CHECK(gone, "set up: %s", strerror(errno));
+	ret = rfm_futex_op(&h.lock->futex, FUTEX_UNLOCK_PI_PRIVATE | RFM_ROBUST_UNLOCK_OWN,
+			   0, gone, 0);
+	obs_ret("unmapped_slot", ret, errno);
+	RFM_CHECK(ret == -1 && errno == EFAULT, "unmapped slot: ret %ld %s", ret,
+		  rfm_errno_name(errno));
+	RFM_CHECK(h.lock->futex == 0, "unmapped slot: word %#x", h.lock->futex);
+	RFM_CHECK(registered_head() == h.head, "unmapped slot: list given up");
+
+	h.lock->futex = tid;
+	RFM_CHECK(!mprotect(h.head, PAGE, PROT_READ), "mprotect: %s", strerror(errno));
+	ret = unlock_held(&h, FUTEX_UNLOCK_PI_PRIVATE | RFM_ROBUST_UNLOCK_OWN, 0);
+	rfm_obs("registered", "%s", registered_head() ? "kept" : "given-up");
+	RFM_CHECK(ret == -1 && errno == EFAULT, "registered slot: ret %ld %s", ret,
+		  rfm_errno_name(errno));
+	RFM_CHECK(h.lock->futex == 0, "registered slot: word %#x", h.lock->futex);
+	RFM_CHECK(registered_head() == NULL, "registered slot: list still registered");
+	return RFM_PASS;
+}
+
+/*
+ * A list given up is not walked: the owner holds a listed lock, gives
+ * its list up through a robust unlock of another lock whose slot is the
+ * head's own, unwritable, and exits. The listed lock keeps its TID.
+ */
+struct given_up {
+	struct robust_list_head head;	/* alone on its page */
+	char pad[PAGE - sizeof(struct robust_list_head)];
+	struct rfm_lock listed, other;
+	volatile long ret;
+	volatile uint32_t tid;
+};
+
+static int owner_gives_up_and_exits(void *arg)
+{
+	struct given_up *g = arg;
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	g->tid = tid;
+	rfm_head_init(&g->head);
+	g->listed.futex = tid;
+	rfm_list_add(&g->head, &g->listed);
+	g->other.futex = tid;
+	g->head.list_op_pending = &g->other.link;
+	if (rfm_set_robust_list(&g->head, sizeof(g->head)) ||
+	    mprotect(&g->head, PAGE, PROT_READ))
+		return 1;
+	g->ret = rfm_robust_unlock_wake(&g->other.futex, &g->head.list_op_pending, 1);
+	return registered_head() == NULL ? 0 : 2;
+}
+
+static int given_up_list_not_walked(void)
+{
+	struct given_up *g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_CHECK(g != MAP_FAILED, "mmap: %s", strerror(errno));
+	status = rfm_run_child(owner_gives_up_and_exits, g);
+	obs_ret("unlock", g->ret, g->ret ? EFAULT : 0);
+	rfm_obs("listed", "%s", g->listed.futex == g->tid ? "held" :
+		g->listed.futex & FUTEX_OWNER_DIED ? "owner-died" : "other");
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "owner %#x (2: the list was not given up)", status);
+	RFM_CHECK(g->ret == -1, "the unlock did not fail");
+	RFM_CHECK(g->other.futex == 0, "the unlocked word %#x", g->other.futex);
+	RFM_CHECK(g->listed.futex == g->tid, "listed word %#x: the given-up list was "
+		  "walked", g->listed.futex);
 	return RFM_PASS;
 }
 
@@ -723,6 +1074,8 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(pi_waiter_gets_lock_slot_cleared),
 	RFM_CASE(unlock_pi_not_owner_keeps_slot),
 	RFM_CASE(plain_ops_leave_the_slot),
+	RFM_CASE(count_zero_wakes_one),
+	RFM_CASE(private_flag_finds_private_waiters),
 	RFM_CASE(other_ops_enosys),
 	RFM_CASE(list32_alone_is_plain),
 	RFM_CASE(slot_list32_is_4_bytes),
@@ -730,8 +1083,13 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(word_read_only_keeps_slot),
 	RFM_CASE(word_bad_address_keeps_slot),
 	RFM_CASE(slot_bad_address_efault),
+	RFM_CASE(fault_wakes_nobody),
+	RFM_CASE(slot_fault_without_a_list),
+	RFM_CASE(kernel_addresses_efault),
 	RFM_CASE(registered_slot_fault_gives_up_list),
 	RFM_CASE(registered_slot_other_width_keeps_list),
+	RFM_CASE(unlock_pi_slot_fault),
+	RFM_CASE(given_up_list_not_walked),
 	RFM_CASE(exit_after_unlock_spares_reused_word),
 };
 

@@ -107,10 +107,205 @@ static int vdso_contended_unlock_has_no_window(void)
 	return vdso_unlock(FUTEX_WAITERS);
 }
 
+#if HAVE_VDSO_UNLOCK
+/*
+ * ---- the signal-time fixup, where the task or its vDSO is unusual ----
+ *
+ * An owner stopped by single steps at the first instruction after its
+ * try-unlock released the lock: that stop is a signal, and the fixup has
+ * run for it. Its head is alone on a page, the lock on the next.
+ */
+#define PAGE	4096
+
+struct fixup_owner {
+	struct robust_list_head head;
+	char pad[PAGE - sizeof(struct robust_list_head)];
+	struct rfm_lock lock;
+	volatile uint32_t tid;
+	volatile long moved;	/* the vDSO's new address minus its old, or -1 */
+};
+
+/* The vDSO's mapping, from /proc/self/maps: 0, or -1. */
+static int vdso_range(unsigned long *start, unsigned long *end)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "[vdso]") &&
+			sscanf(line, "%lx-%lx", start, end) == 2;
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+/* Move the vDSO's text (not its data pages) elsewhere: the offset, or -1. */
+static long move_vdso(void)
+{
+	unsigned long start, end;
+	void *to;
+
+	if (vdso_range(&start, &end))
+		return -1;
+	to = mmap(NULL, end - start, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (to == MAP_FAILED ||
+	    mremap((void *)start, end - start, end - start,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, to) != to)
+		return -1;
+	return (long)((unsigned long)to - start);
+}
+
+/*
+ * kill(@pid, SIGSTOP) without the C library: on i386 its system calls go
+ * through the vDSO's __kernel_vsyscall, at the address it had at start.
+ */
+static void stop_self(pid_t pid)
+{
+#ifdef __i386__
+	long ret;
+
+	__asm__ volatile("int $0x80" : "=a" (ret) : "a" (SYS_kill), "b" (pid),
+			 "c" (SIGSTOP) : "memory");
+	(void)ret;
+#else
+	syscall(SYS_kill, pid, SIGSTOP);
+#endif
+}
+
+static void fixup_owner_main(struct fixup_owner *o, void *fn, int slot_read_only,
+			     int vdso_moved)
+{
+	uint32_t tid = (uint32_t)rfm_gettid();
+	pid_t pid = getpid();
+
+	o->tid = tid;
+	rfm_head_init(&o->head);
+	o->lock.futex = tid;
+	o->head.list_op_pending = &o->lock.link;
+	if (rfm_set_robust_list(&o->head, sizeof(o->head)))
+		_exit(1);
+	if (slot_read_only && mprotect(&o->head, PAGE, PROT_READ))
+		_exit(4);
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(2);
+	/* Last: after it, only stop_self() may enter the kernel */
+	o->moved = vdso_moved ? move_vdso() : 0;
+	if (o->moved == -1)
+		_exit(3);
+	fn = (char *)fn + o->moved;
+	stop_self(pid);
+	rfm_own_try_unlock_call(fn, &o->lock.futex, tid, &o->head.list_op_pending);
+	for (;;)
+		stop_self(pid);	/* killed here, if not before */
+}
+
+/*
+ * Fork the owner and single-step it until its lock is released. Returns
+ * its pid, stopped there, or -1 with *@why saying what went wrong.
+ */
+static pid_t stop_after_release(struct fixup_owner *o, void *fn, int slot_read_only,
+				int vdso_moved, const char **why)
+{
+	int status;
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	pid = fork();
+	if (pid == 0)
+		fixup_owner_main(o, fn, slot_read_only, vdso_moved);
+	*why = "the owner did not stop before its unlock";
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		goto fail;
+	*why = "single steps";
+	for (int i = 0; i < RFM_RACE_MAX_STEPS; i++) {
+		if (rfm_race_step(pid))
+			goto fail;
+		if (o->lock.futex == 0)
+			return pid;
+	}
+	*why = "the lock was never released";
+fail:
+	if (pid > 0)
+		rfm_race_kill(pid);
+	return -1;
+}
+
+/*
+ * A slot the fixup cannot write (the head's page read-only) is handled as
+ * for FUTEX_ROBUST_UNLOCK: the list it belongs to is given up, so that
+ * the exit walk cannot follow the stale slot.
+ */
+static int vdso_fixup_unwritable_slot_gives_up_list(void)
+{
+	struct fixup_owner *o = rfm_shared(sizeof(*o));
+	void *fn = rfm_own_try_unlock(NULL), *got = (void *)-1;
+	const char *why;
+	size_t len = 0;
+	pid_t pid;
+	long ret;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_REQUIRE_SINGLESTEP_OR_SKIP();
+	RFM_CHECK(o && fn, "set up: %s", o ? "no try-unlock in the vDSO" : "mmap");
+	pid = stop_after_release(o, fn, 1, 0, &why);
+	RFM_CHECK(pid > 0, "%s: %s", why, strerror(errno));
+	ret = rfm_get_robust_list(pid, &got, &len);
+	rfm_race_kill(pid);
+	rfm_obs("registered", "%s", ret ? rfm_errno_name(errno) : got ? "kept" : "given-up");
+	RFM_CHECK(ret == 0, "get_robust_list(owner): %s", rfm_errno_name(errno));
+	RFM_CHECK(got == NULL, "the owner's list is still registered after the fixup "
+		  "could not clear its slot");
+	return RFM_PASS;
+}
+
+/*
+ * The vDSO moved by mremap(): the fixup finds the window where the
+ * function is now, and the slot is clear at the first stop after the
+ * release, as it is where the vDSO was mapped.
+ */
+static int vdso_fixup_after_mremap(void)
+{
+	struct fixup_owner *o = rfm_shared(sizeof(*o));
+	void *fn = rfm_own_try_unlock(NULL);
+	const char *why;
+	void *slot;
+	pid_t pid;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_REQUIRE_SINGLESTEP_OR_SKIP();
+	RFM_CHECK(o && fn, "set up: %s", o ? "no try-unlock in the vDSO" : "mmap");
+	pid = stop_after_release(o, fn, 0, 1, &why);
+	RFM_CHECK(pid > 0, "%s: %s (the vDSO moved by %ld)", why, strerror(errno),
+		  o->moved);
+	slot = o->head.list_op_pending;
+	rfm_race_kill(pid);
+	rfm_obs("vdso_moved", "%s", o->moved ? "yes" : "no");
+	rfm_obs("slot", "%s", slot ? "set" : "cleared");
+	RFM_CHECK(o->moved != 0, "mremap() left the vDSO where it was");
+	RFM_CHECK(slot == NULL, "stopped after the release with the slot still set: "
+		  "the fixup missed the moved vDSO");
+	return RFM_PASS;
+}
+#else
+static int vdso_fixup_unwritable_slot_gives_up_list(void)
+{
+	return rfm_skip(NO_VDSO);
+}
+
+static int vdso_fixup_after_mremap(void)
+{
+	return rfm_skip(NO_VDSO);
+}
+#endif
+
 static const struct rfm_case cases[] = {
 	RFM_CASE_TIMEOUT(syscall_unlock_has_no_window, 120),
 	RFM_CASE_TIMEOUT(vdso_unlock_has_no_window, 120),
 	RFM_CASE_TIMEOUT(vdso_contended_unlock_has_no_window, 120),
+	RFM_CASE(vdso_fixup_unwritable_slot_gives_up_list),
+	RFM_CASE(vdso_fixup_after_mremap),
 };
 
 RFM_MAIN(cases)

@@ -202,6 +202,30 @@ static inline int rfm_kernel_64bit(void)
 	return !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "aarch64");
 }
 
+/*
+ * An address no user pointer may reach. Where a kernel address fits in a
+ * pointer of the caller (a task of the kernel's own word size), the start
+ * of the kernel's direct map: a kernel address that is mapped and
+ * writable, so that an unchecked user access (__put_user() for
+ * put_user()) would succeed there. A compat task's pointers cannot reach
+ * the kernel; its highest page, above its address space (TASK_SIZE),
+ * stands in. NULL if uname() fails.
+ */
+static inline void *rfm_kernel_address(void)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return NULL;
+	if (rfm_kernel_64bit() && sizeof(void *) == 4)
+		return (void *)(uintptr_t)0xfffff000u;
+	if (!strcmp(u.machine, "x86_64"))
+		return (void *)(uintptr_t)0xffff888000000000ull; /* page_offset_base */
+	if (!strcmp(u.machine, "aarch64"))
+		return (void *)(uintptr_t)0xffff000000000000ull; /* PAGE_OFFSET, 48-bit VA */
+	return (void *)(uintptr_t)0xc0000000u;	/* PAGE_OFFSET, VMSPLIT_3G */
+}
+
 /* ---- robust locks in shared memory ---- */
 
 /*

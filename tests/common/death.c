@@ -638,7 +638,7 @@ static int death_exec_after_leader_exit(void)
 	}
 	RFM_CHECK(owner > 0, "fork: %s", strerror(errno));
 	/* The walk is done before the new image runs: wait for that, then look. */
-	for (int i = 0; i < 500 && !(a->note == NOTE_LEADER_GONE && rfm_exec_done(owner)) &&
+	for (int i = 0; i < 1000 && !(a->note == NOTE_LEADER_GONE && rfm_exec_done(owner)) &&
 	     a->note != NOTE_NO_ZOMBIE && a->note != NOTE_SETUP_FAILED &&
 	     a->note != NOTE_EXEC_FAILED; i++)
 		usleep(10000);
@@ -1315,8 +1315,8 @@ static int owner_links_end_in_tid(void *arg)
 	struct robust_list_head *h;
 	struct robust_list *c;
 
-	if (tid & 3)
-		return 3;	/* a futex word must be 4-byte aligned: try another */
+	if (tid & 7)
+		return 3;	/* links and heads 8-byte aligned (so words 4): try another */
 	if (map_again_at(p->head, GIB(4) + page, LINK_SPAN) ||
 	    map_again_at(p->entry, GIB(8) + page, LINK_SPAN))
 		return 4;
@@ -1338,7 +1338,7 @@ static int death_next_read_before_release(void)
 	int status = -1;
 
 	RFM_CHECK(p, "mmap");
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 16; i++) {
 		status = rfm_run_child(owner_links_end_in_tid, p);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 3)
 			break;

@@ -32,10 +32,12 @@ static int set_len(size_t len, int want_errno)
 	struct robust_list_head before, head, *got = NULL;
 	size_t got_len = 0;
 	long first, ret;
+	int first_err;
 
 	rfm_head_init(&before);
 	rfm_head_init(&head);
 	first = rfm_set_robust_list(&before, sizeof(before));
+	first_err = errno;
 	ret = rfm_set_robust_list(&head, len);
 	obs_call("set", ret, errno);
 	if (want_errno)
@@ -43,7 +45,7 @@ static int set_len(size_t len, int want_errno)
 			  ret, rfm_errno_name(errno));
 	else
 		RFM_CHECK(ret == 0, "ret %ld errno %s", ret, rfm_errno_name(errno));
-	RFM_CHECK(first == 0, "set up: set_robust_list: %s", rfm_errno_name(errno));
+	RFM_CHECK(first == 0, "set up: set_robust_list: %s", rfm_errno_name(first_err));
 	RFM_CHECK(rfm_get_robust_list(0, &got, &got_len) == 0, "get: %s",
 		  rfm_errno_name(errno));
 	rfm_obs("registered", "%s", got == &head ? "new" : got == &before ?
@@ -457,17 +459,25 @@ static pid_t start_nobody_target(struct thread_report *r)
 	return pid;
 }
 
-static int ask_as(uid_t ruid, uid_t euid, struct thread_report *r, int *res)
+/*
+ * Fork a child that becomes what @become(@arg) makes it (0 on success),
+ * then asks for @r's head: res[0] the return value, res[1] errno, res[2]
+ * whether the head matched. 0, or -1 if the child could not be made or
+ * could not become it.
+ */
+static int ask_from_child(int (*become)(const void *), const void *arg,
+			  struct thread_report *r, int *res)
 {
 	pid_t pid = fork();
 	int status;
 
+	if (pid < 0)
+		return -1;
 	if (pid == 0) {
 		struct robust_list_head *got = NULL;
 		size_t len;
 
-		if (setgroups(0, NULL) || setresgid(ruid, euid, euid) ||
-		    setresuid(ruid, euid, euid))
+		if (become(arg))
 			_exit(2);
 		res[0] = (int)rfm_get_robust_list(r->tid, &got, &len);
 		res[1] = errno;
@@ -476,6 +486,23 @@ static int ask_as(uid_t ruid, uid_t euid, struct thread_report *r, int *res)
 	}
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Real uid uids[0], effective (and so fs) uid uids[1], no groups. */
+static int become_uids(const void *arg)
+{
+	const uid_t *uids = arg;
+
+	return setgroups(0, NULL) || setresgid(uids[0], uids[1], uids[1]) ||
+	       setresuid(uids[0], uids[1], uids[1]);
+}
+
+/* Ask as another process with real uid @ruid and effective uid @euid. */
+static int ask_as(uid_t ruid, uid_t euid, struct thread_report *r, int *res)
+{
+	const uid_t uids[2] = { ruid, euid };
+
+	return ask_from_child(become_uids, uids, r, res);
 }
 
 static void stop_target(pid_t target, struct thread_report *r)
@@ -512,37 +539,18 @@ static int get_perm_by_real_uid(void)
 	return RFM_PASS;
 }
 
-/*
- * Ask for @r's head from a child of root's (uid 0) that keeps every
- * capability, or (@without_ptrace) drops CAP_SYS_PTRACE from its
- * effective set first; the results as for ask_as().
- */
-static int ask_as_root(int without_ptrace, struct thread_report *r, int *res)
+/* Root as it is (@arg NULL), or without CAP_SYS_PTRACE in its effective set. */
+static int become_root_without_ptrace(const void *arg)
 {
-	pid_t pid = fork();
-	int status;
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
 
-	if (pid == 0) {
-		struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-		struct __user_cap_data_struct data[2];
-		struct robust_list_head *got = NULL;
-		size_t len;
-
-		if (without_ptrace) {
-			if (syscall(SYS_capget, &hdr, data))
-				_exit(2);
-			data[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective &=
-				~CAP_TO_MASK(CAP_SYS_PTRACE);
-			if (syscall(SYS_capset, &hdr, data))
-				_exit(2);
-		}
-		res[0] = (int)rfm_get_robust_list(r->tid, &got, &len);
-		res[1] = errno;
-		res[2] = got == &r->head;
-		_exit(0);
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	if (!arg)
+		return 0;
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective &= ~CAP_TO_MASK(CAP_SYS_PTRACE);
+	return syscall(SYS_capset, &hdr, data) ? -1 : 0;
 }
 
 /*
@@ -562,9 +570,12 @@ static int get_perm_by_capability(void)
 		return rfm_skip("needs root to change uids");
 	target = start_nobody_target(r);
 	RFM_CHECK(target > 0, "fork");
-	asked = ask_as_root(0, r, with) || ask_as_root(1, r, without);
+	asked = ask_from_child(become_root_without_ptrace, NULL, r, with);
+	if (!asked)
+		asked = 2 * ask_from_child(become_root_without_ptrace, "", r, without);
 	stop_target(target, r);
-	RFM_CHECK(!asked, "the asking child could not drop CAP_SYS_PTRACE");
+	RFM_CHECK(asked != -1, "the asking child (root) could not be made");
+	RFM_CHECK(asked != -2, "the asking child could not drop CAP_SYS_PTRACE");
 	obs_call("get_with_cap", with[0], with[1]);
 	obs_call("get_without_cap", without[0], without[1]);
 	RFM_CHECK(with[0] == 0 && with[2], "with CAP_SYS_PTRACE: ret %d errno %s",

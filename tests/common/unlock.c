@@ -947,6 +947,7 @@ struct given_up {
 	char pad[PAGE - sizeof(struct robust_list_head)];
 	struct rfm_lock listed, other;
 	volatile long ret;
+	volatile int err;
 	volatile uint32_t tid;
 };
 
@@ -965,6 +966,7 @@ static int owner_gives_up_and_exits(void *arg)
 	    mprotect(&g->head, PAGE, PROT_READ))
 		return 1;
 	g->ret = rfm_robust_unlock_wake(&g->other.futex, &g->head.list_op_pending, 1);
+	g->err = errno;
 	return registered_head() == NULL ? 0 : 2;
 }
 
@@ -977,12 +979,13 @@ static int given_up_list_not_walked(void)
 	RFM_REQUIRE_ROBUST_UNLOCK();
 	RFM_CHECK(g != MAP_FAILED, "mmap: %s", strerror(errno));
 	status = rfm_run_child(owner_gives_up_and_exits, g);
-	obs_ret("unlock", g->ret, g->ret ? EFAULT : 0);
+	obs_ret("unlock", g->ret, g->err);
 	rfm_obs("listed", "%s", g->listed.futex == g->tid ? "held" :
 		g->listed.futex & FUTEX_OWNER_DIED ? "owner-died" : "other");
 	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "owner %#x (2: the list was not given up)", status);
-	RFM_CHECK(g->ret == -1, "the unlock did not fail");
+	RFM_CHECK(g->ret == -1 && g->err == EFAULT, "the unlock: ret %ld %s", g->ret,
+		  rfm_errno_name(g->err));
 	RFM_CHECK(g->other.futex == 0, "the unlocked word %#x", g->other.futex);
 	RFM_CHECK(g->listed.futex == g->tid, "listed word %#x: the given-up list was "
 		  "walked", g->listed.futex);

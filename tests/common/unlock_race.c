@@ -216,8 +216,18 @@ static pid_t stop_after_release(struct fixup_owner *o, void *fn, int slot_read_o
 	if (pid == 0)
 		fixup_owner_main(o, fn, slot_read_only, vdso_moved);
 	*why = "the owner did not stop before its unlock";
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		goto fail;
+	if (!WIFSTOPPED(status)) {
+		static char ended[160];
+
+		snprintf(ended, sizeof(ended), "the owner ended before its unlock (status %#x; "
+			 "exit 1: set_robust_list, 2: PTRACE_TRACEME, 3: mremap, 4: mprotect)",
+			 status);
+		*why = ended;
+		errno = 0;
+		return -1;
+	}
 	*why = "single steps";
 	for (int i = 0; i < RFM_RACE_MAX_STEPS; i++) {
 		if (rfm_race_step(pid))

@@ -209,7 +209,11 @@ static inline int rfm_kernel_64bit(void)
  * writable, so that an unchecked user access (__put_user() for
  * put_user()) would succeed there. A compat task's pointers cannot reach
  * the kernel; its highest page, above its address space (TASK_SIZE),
- * stands in. NULL if uname() fails.
+ * stands in. NULL if uname() fails. The direct map is there on the
+ * tinyconfig kernels (4-level paging, no memory KASLR); on a kernel that
+ * moves it (Debian's, 5-level paging) the address is still the kernel's
+ * and refused all the same, but may be unmapped, which an unchecked
+ * store would not get through either.
  */
 static inline void *rfm_kernel_address(void)
 {

@@ -36,6 +36,9 @@
  *	rfm.only=PROG[,PROG...]		run only these programs of /tests
  *	rfm.target=NAME			echoed into the report
  *	rfm.results=DEVICE		the results port (default /dev/ttyS1)
+ *	rfm.coverage=DEVICE		make coverage: zero the kernel's gcov
+ *					counters before the programs, write
+ *					them to DEVICE after (see dump_gcov())
  *	console=NAME[,OPTIONS]		the shell's terminal (default ttyS0)
  *
  * Built once per word size: the 32-bit build is the init of the ia32 and
@@ -80,6 +83,8 @@
 #define MODULES_DIR	"/lib/modules/rfm"
 #define PF_KTHREAD	0x00200000	/* the kernel's per-task flag */
 #define COMPLETE_MARKER	"# rfm-complete"
+#define DEBUGFS		"/sys/kernel/debug"
+#define GCOV_DIR	DEBUGFS "/gcov"
 
 static FILE *results;
 
@@ -187,14 +192,12 @@ static void load_modules(void)
 	}
 }
 
-static FILE *open_results_port(void)
+/* A port of the host's, raw, for writing; NULL (and a console line) if not. */
+static FILE *open_port(const char *port)
 {
 	struct termios t;
-	char port[256];
 	int fd;
 
-	load_modules();
-	snprintf(port, sizeof(port), "%s", cmdline_get("rfm.results", RESULTS_PORT));
 	/* A port a module just made may take a moment to appear. */
 	for (int tries = 0; (fd = open(port, O_WRONLY | O_NOCTTY)) < 0 &&
 	     (errno == ENOENT || errno == ENODEV || errno == ENXIO) && tries < 50; tries++)
@@ -209,6 +212,15 @@ static FILE *open_results_port(void)
 		tcsetattr(fd, TCSANOW, &t);
 	}
 	return fdopen(fd, "w");
+}
+
+static FILE *open_results_port(void)
+{
+	char port[256];
+
+	load_modules();
+	snprintf(port, sizeof(port), "%s", cmdline_get("rfm.results", RESULTS_PORT));
+	return open_port(port);
 }
 
 static int by_name(const void *a, const void *b)
@@ -613,6 +625,157 @@ static void run_tests(void)
 	report(COMPLETE_MARKER " %d\n", n);
 }
 
+/* ---- make coverage: the kernel's gcov counters ---- */
+
+/* The counters could not be zeroed: what they hold is not the programs'. */
+static int gcov_reset_failed;
+
+/* Zero every counter, so that what is written out is the programs' alone. */
+static void reset_gcov(void)
+{
+	int fd;
+
+	mount_or_say("debugfs", DEBUGFS, "debugfs", 0, NULL);
+	fd = open(GCOV_DIR "/reset", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		say("%s/reset: %s", GCOV_DIR, strerror(errno));
+		gcov_reset_failed = 1;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void put_base64(FILE *out, const unsigned char *p, size_t n)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char line[80];
+	size_t col = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned long v = (unsigned long)p[i] << 16 |
+				  (i + 1 < n ? p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+
+		line[col++] = digits[v >> 18 & 63];
+		line[col++] = digits[v >> 12 & 63];
+		line[col++] = i + 1 < n ? digits[v >> 6 & 63] : '=';
+		line[col++] = i + 2 < n ? digits[v & 63] : '=';
+		if (col == 76 || i + 3 >= n) {
+			line[col] = '\0';
+			fprintf(out, "%s\n", line);
+			col = 0;
+		}
+	}
+}
+
+/* A whole file of unknown size (debugfs says 0): malloc'd, or NULL. */
+static unsigned char *read_whole(const char *path, size_t *len)
+{
+	unsigned char *buf = NULL;
+	size_t room = 0;
+	ssize_t got;
+	int fd = open(path, O_RDONLY);
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	do {
+		if (*len == room) {
+			unsigned char *more = realloc(buf, room = room ? 2 * room : 65536);
+
+			if (!more) {
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			buf = more;
+		}
+		got = read(fd, buf + *len, room - *len);
+		*len += got > 0 ? got : 0;
+	} while (got > 0);
+	close(fd);
+	if (got < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Every .gcda under @dir, recursively; the number written, -1 on an error. */
+static int write_gcda(FILE *out, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d) {
+		say("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while (n >= 0 && (de = readdir(d))) {
+		char path[4096];
+		size_t len, nlen = strlen(de->d_name);
+		unsigned char *data;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st)) {
+			say("%s: %s", path, strerror(errno));
+			n = -1;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			int more = write_gcda(out, path);
+
+			n = more < 0 ? -1 : n + more;
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || nlen < 5 || strcmp(de->d_name + nlen - 5, ".gcda"))
+			continue;
+		data = read_whole(path, &len);
+		if (!data) {
+			say("%s: %s", path, strerror(errno));
+			n = -1;
+			break;
+		}
+		/* The kernel's build directory, as the counters name it */
+		fprintf(out, "gcda %s %zu\n", path + strlen(GCOV_DIR), len);
+		put_base64(out, data, len);
+		fprintf(out, "end\n");
+		free(data);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * After the programs, to the rfm.coverage= port: for each counter file,
+ *
+ *	gcda PATH SIZE		(PATH: the .gcda in the kernel's build tree)
+ *	BASE64...		(76 characters a line)
+ *	end
+ *
+ * and last "complete N" (N files), or "failed" if one could not be read
+ * or the counters could not be zeroed before the programs.
+ */
+static void dump_gcov(const char *port)
+{
+	FILE *out = open_port(port);
+	int n;
+
+	if (!out)
+		return;
+	n = gcov_reset_failed ? -1 : write_gcda(out, GCOV_DIR);
+	if (n < 0)
+		fprintf(out, "failed\n");
+	else
+		fprintf(out, "complete %d\n", n);
+	fclose(out);
+}
+
 /* `make shell`: an interactive busybox shell on the console. */
 static void run_shell(void)
 {
@@ -655,14 +818,15 @@ static void run_shell(void)
 
 int main(void)
 {
-	const char *mode;
+	char mode[64];
 
 	mount_or_say("proc", "/proc", "proc", 0, NULL);
 	mount_or_say("sysfs", "/sys", "sysfs", 0, NULL);
 	mount_or_say("devtmpfs", "/dev", "devtmpfs", 0, NULL);
 	mount_or_say("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
 	mount_or_say("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");
-	mode = cmdline_get("rfm.mode", "tests");
+	/* A copy: cmdline_get() answers in a buffer of its own, reused. */
+	snprintf(mode, sizeof(mode), "%s", cmdline_get("rfm.mode", "tests"));
 
 	if (!strcmp(mode, "crash"))
 		return 1;	/* "Attempted to kill init!": a real panic */
@@ -682,10 +846,18 @@ int main(void)
 	results = open_results_port();
 	if (!results)
 		power_off();
-	if (!strcmp(mode, "probe"))
+	if (!strcmp(mode, "probe")) {
 		report(COMPLETE_MARKER " 0\n");
-	else
+	} else {
+		char coverage[256];
+
+		snprintf(coverage, sizeof(coverage), "%s", cmdline_get("rfm.coverage", ""));
+		if (*coverage)
+			reset_gcov();
 		run_tests();
+		if (*coverage)
+			dump_gcov(coverage);
+	}
 	power_off();
 	return 0;
 }

@@ -12,6 +12,7 @@ checks all three):
     results     compare kcidb report merge mutgen
     pipeline    pipeline
     commands    matrix selftest shell bisect suites bench mutate checkpatch lab checkrun
+                coverage
     cli         cli
 
 base reads files and formats text and knows the target table; settings
@@ -38,6 +39,6 @@ LAYERS = (
     ("results", ("compare", "kcidb", "report", "merge", "mutgen")),
     ("pipeline", ("pipeline",)),
     ("commands", ("matrix", "selftest", "shell", "bisect", "suites", "bench", "mutate",
-                  "checkpatch", "lab", "checkrun")),
+                  "checkpatch", "lab", "checkrun", "coverage")),
     ("cli", ("cli",)),
 )

@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import (abi, bench, bisect, checkpatch, checkrun, ci, cilint, config, deps, knobs, lab,
-               matrix, mutate, procs, selftest, shell, sparse, suites, tree)
+from . import (abi, bench, bisect, checkpatch, checkrun, ci, cilint, config, coverage, deps,
+               knobs, lab, matrix, mutate, procs, selftest, shell, sparse, suites, tree)
 from .log import Fatal, one_line
 
 # Commands that replace parts of the output directory. Two of them at once
@@ -22,7 +22,7 @@ from .log import Fatal, one_line
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz", "stress", "abi",
               "guest-selftest", "mutate", "mutate-gen", "perf-gate", "merge", "lava",
-              "lava-run", "lava-import", "lava-check"}
+              "lava-run", "lava-import", "lava-check", "coverage"}
 
 
 @contextlib.contextmanager
@@ -61,6 +61,8 @@ COMMANDS = (
     ("bisect-check", bisect.cmd_bisect_check, "the series one patch at a time"),
     ("mutate", mutate.cmd_mutate, "the mutant catalogue must turn the matrix red"),
     ("mutate-gen", mutate.cmd_mutate_gen, "the same for generated mutants"),
+    ("coverage", coverage.cmd_coverage, "the suites' line and branch coverage of the series "
+     "(gcov kernels)"),
     ("checkpatch", checkpatch.cmd_checkpatch, "checkpatch --strict, names, mutants apply"),
     ("sparse", sparse.cmd_sparse, "sparse on the series' C files against stock"),
     ("ci-check", cilint.cmd_ci_check, "the CI files read by actionlint and gitlab-ci-local"),

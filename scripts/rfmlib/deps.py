@@ -122,6 +122,7 @@ NEEDS = (
     Need(APT, "python3-pyflakes", "host tests: pyflakes on the driver and its tests",
          ("host-tests",)),
     Need(APT, "gnuplot-nox", "make bench's plots", ("bench",)),
+    Need(APT, "lcov", "make coverage: gcov's counters as tracefiles and HTML", ("coverage",)),
     Need(APT, "git", "make ci-check: gitlab-ci-local reads a clone of the checkout",
          ("ci-check",)),
     Need(APT, "nodejs", "make ci-check's tools", ("ci-check",), program="node"),

@@ -329,8 +329,24 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
         shutil.copy2(build_dir / ".config", tmp / "config")
         shutil.copy2(log_path, tmp / "build.log")
         (tmp / "build-dir").write_text(str(build_dir) + "\n")
+        keep_gcov_notes(build_dir, tmp / GCOV_NOTES)
     progress("build", "%s: done in %.0fs (%s)" % (label, time.monotonic() - start, key))
     return done
+
+
+# Beside a cached coverage kernel: the .gcno files of its build, in their
+# places in the build tree. The build directory is shared with later
+# builds of the slot; the guest's counters must meet these notes.
+GCOV_NOTES = "gcno"
+
+
+def keep_gcov_notes(build_dir, dest):
+    """Copy the gcov notes (*.gcno) a build left, if any (a kernel with
+    CONFIG_GCOV_KERNEL and profiled files), under `dest`."""
+    for note in build_dir.rglob("*.gcno"):
+        target = dest / note.relative_to(build_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(note, target)
 
 
 def sparse_check(tree_slot, patches, kconfig_name, sources):

@@ -27,7 +27,8 @@ from .log import Usage, warn
 # Commands by what they read (rfm command names; "check" is `make check`,
 # checked once before its steps run).
 BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fuzz", "stress",
-         "mutate", "mutate-gen", "perf-gate", "bisect-check", "lava-check", "lava-run")
+         "mutate", "mutate-gen", "perf-gate", "bisect-check", "lava-check", "lava-run",
+         "coverage")
 MATRIX = ("run", "matrix-check", "check")
 BUILDS = BOOTS + ("kernels", "abi", "sparse", "lava")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key",
@@ -238,7 +239,7 @@ KNOBS = (
          + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
                    "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check", "lava",
-                   "lava-check", "abi", "deps", "check-arm", "sparse"),
+                   "lava-check", "abi", "deps", "check-arm", "sparse", "coverage"),
          per_command=(("bisect-check", "all"), ("lava", "all"))),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),

@@ -24,7 +24,8 @@ def run_meta(accel, described, extra=None):
             "extra": str(extra or "")}
 
 
-def matrix_run(kernels, targets, extra):
+def matrix_run(kernels, targets, extra, out=None):
+    """Build, boot and render `kernels` on `targets` into `out` (RFM_OUT)."""
     libc, timeout = libc_mode(), program_timeout()
     run_timeout = knobs.get("RUN_TIMEOUT")
     if timeout >= run_timeout:
@@ -32,7 +33,7 @@ def matrix_run(kernels, targets, extra):
              "ends the guest, and the programs after it are reported as not run"
              % (timeout, run_timeout))
     deps.ensure()
-    out = config.out_dir()
+    out = out or config.out_dir()
     # No verdict of an earlier run may outlive this one's start: a run that
     # is killed leaves no matrix (make report then says so), never an old one.
     for name in VERDICT_FILES:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import compare, config, guest, kbuild, knobs, ktap, prebuilt, procs, qemu, tree
 from .log import Usage, progress
-from .targets import KERNEL_VARIANTS, kernel_append, variant_slot
+from .targets import KERNEL_VARIANTS, kernel_append, kernel_coverage, variant_slot
 
 
 def libc_mode():
@@ -53,6 +53,7 @@ class Guest:
     icount: bool = False
     boot_timeout: int = None
     run_timeout: int = None
+    coverage: bool = False   # write the kernel's gcov counters out
 
 
 class LocalQemu:
@@ -67,7 +68,8 @@ class LocalQemu:
         def one(g):
             ended(g, qemu.boot(g.target, g.image / "bzImage", g.initrd, g.out, self.accel,
                                mode=g.mode, boot_timeout=g.boot_timeout,
-                               run_timeout=g.run_timeout, append=g.append, icount=g.icount))
+                               run_timeout=g.run_timeout, append=g.append, icount=g.icount,
+                               coverage=g.coverage))
         procs.parallel(one, guests, self.jobs)
 
 
@@ -208,7 +210,7 @@ class Pipeline:
         return Guest(kernel, t, image or self.images[(kernel, t.kconfig)], cpio, programs,
                      out / kernel / t.name,
                      append=" ".join(a for a in (append, kernel_append(kernel)) if a),
-                     **how)
+                     coverage=kernel_coverage(kernel), **how)
 
     def guests(self, out, kernels=None, append="", **how):
         """Every (kernel, target) of the pipeline, or of `kernels`."""

@@ -33,6 +33,8 @@ KERNEL_ARGS = "panic=-1 oops=panic panic_on_warn=1"
 ICOUNT_ARGS = ["-icount", "shift=0,sleep=off", "-rtc", "base=2026-01-01T00:00:00,clock=vm"]
 # Under icount the TSC counts that clock: 1 GHz, one tick per instruction.
 ICOUNT_TSC_HINT = "tsc_early_khz=1000000 tsc=reliable norandmaps"
+# What a coverage kernel's guest writes its gcov counters to (make coverage).
+COVERAGE_FILE = "gcov.txt"
 
 
 def port_args(port, path):
@@ -66,10 +68,11 @@ def tsc_hint(accel):
     if accel != "tcg":
         return ""
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("cpu MHz"):
-                return "tsc_early_khz=%d tsc=reliable" % round(
-                    float(line.split(":")[1]) * 1000)
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("cpu MHz"):
+                    return "tsc_early_khz=%d tsc=reliable" % round(
+                        float(line.split(":")[1]) * 1000)
     except (OSError, ValueError):
         pass
     return ""
@@ -82,11 +85,13 @@ class Boot:
     detail: str = ""
 
 
-def kernel_command_line(target, mode, accel, append="", icount=False, results_port=None):
+def kernel_command_line(target, mode, accel, append="", icount=False, results_port=None,
+                        coverage=False):
     """The guest kernel's command line: its console, what every guest
     needs, the clock hints of `accel` ("lab": a machine we cannot see,
     so no hint from this host), the target's own arguments, what init
-    reads (rfm.*: the results go to `results_port`, else the target's),
+    reads (rfm.*: the results go to `results_port`, else the target's;
+    with `coverage`, the gcov counters to the target's coverage port),
     then `append`."""
     if target.x86:
         clock = (ICOUNT_TSC_HINT if icount else "tsc=reliable" if accel == "lab"
@@ -96,18 +101,21 @@ def kernel_command_line(target, mode, accel, append="", icount=False, results_po
     return " ".join(a for a in (
         "console=%s" % target.console, KERNEL_ARGS, clock, target.kernel_args,
         "rfm.mode=%s rfm.target=%s" % (mode, target.name),
-        "rfm.results=/dev/%s" % (results_port or target.results_port), append) if a)
+        "rfm.results=/dev/%s" % (results_port or target.results_port),
+        "rfm.coverage=/dev/%s" % target.coverage_port if coverage else "", append) if a)
 
 
 def qemu_command(target, kernel, initrd, accel, mode, console, results, append="",
-                 icount=False):
-    """icount: count instructions instead of time (TCG only)."""
+                 icount=False, coverage=None):
+    """icount: count instructions instead of time (TCG only); coverage:
+    the file the guest's gcov counters go to (make coverage), or None."""
     initrd = guest.initrd_for(Path(kernel).parent, initrd)    # + its modules
     cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
            "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM"), "-smp", "1",
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
-           "-append", kernel_command_line(target, mode, accel, append, icount)]
+           "-append", kernel_command_line(target, mode, accel, append, icount,
+                                          coverage=coverage is not None)]
     if icount:
         cmd += ICOUNT_ARGS
     if mode == "shell":
@@ -115,6 +123,8 @@ def qemu_command(target, kernel, initrd, accel, mode, console, results, append="
     else:
         cmd += (port_args(target.console, console)
                 + port_args(target.results_port, results) + ["-monitor", "none"])
+        if coverage is not None:
+            cmd += port_args(target.coverage_port, coverage)
     return cmd
 
 
@@ -126,17 +136,19 @@ def _results_started(path):
 
 
 def boot(target, kernel, initrd, outdir, accel, mode="tests",
-         boot_timeout=None, run_timeout=None, append="", icount=False):
+         boot_timeout=None, run_timeout=None, append="", icount=False, coverage=False):
     boot_timeout = boot_timeout or knobs.get("BOOT_TIMEOUT")
     run_timeout = run_timeout or knobs.get("RUN_TIMEOUT")
     outdir.mkdir(parents=True, exist_ok=True)
     console, results = outdir / "console.log", outdir / "results.ktap"
-    for f in (console, results):
-        f.unlink(missing_ok=True)
+    gcov = outdir / COVERAGE_FILE if coverage else None
+    for f in (console, results, gcov):
+        if f:
+            f.unlink(missing_ok=True)
     if icount and accel != "tcg":
         raise ValueError("-icount needs TCG, not %s" % accel)
     cmd = qemu_command(target, kernel, initrd, accel, mode, console, results, append,
-                       icount=icount)
+                       icount=icount, coverage=gcov)
     (outdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
     start = time.monotonic()
     stderr = open(outdir / "qemu.stderr", "w")

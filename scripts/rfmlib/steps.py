@@ -95,7 +95,8 @@ TABLES = {"check": CHECK, "check-arm": CHECK_ARM}
 # of .gitlab-ci.yml and .github/workflows/scheduled.yml, which a host test
 # holds to this list): make check's steps in full.
 SCHEDULED = ("make check-arm", "make matrix-check", "make exec-window-check", "make sparse",
-             "make perf-gate", "make mutate", "make mutate-gen", "make interrupt-check")
+             "make perf-gate", "make mutate", "make mutate-gen", "make interrupt-check",
+             "make coverage")
 
 
 def step(name):

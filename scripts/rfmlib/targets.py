@@ -117,6 +117,9 @@ class Target:
     # has one UART (the PL011), a virtio console for the results.
     console: str = "ttyS0"
     results_port: str = "ttyS1"
+    # make coverage: where init writes the kernel's gcov counters (a third
+    # UART on x86's pc; a second virtio console on ARM's virt).
+    coverage_port: str = "ttyS2"
     # In its architecture's group (and "all"); a target outside them runs
     # only when TARGETS names it.
     grouped: bool = True
@@ -180,7 +183,7 @@ X86_64_CPU = "qemu64,+smap,+smep"
 I386_CPU = "qemu32,+smap,+smep"
 ARM64_CPU = "cortex-a57"
 ARM_CPU = "cortex-a15"
-ARM_VIRT_PORTS = {"console": "ttyAMA0", "results_port": "hvc0"}
+ARM_VIRT_PORTS = {"console": "ttyAMA0", "results_port": "hvc0", "coverage_port": "hvc1"}
 
 TARGETS = (
     Target("x86_64", "x86_64", "lp64", "lp64",
@@ -277,6 +280,14 @@ KERNEL_VARIANTS = {
                             "and signal hook counters)"},
     "bench-exit-stock": {"patches": "none+bench-exit",
                          "about": "stock + patches/bench-exit (exit release counter)"},
+    # make coverage: the series with the kernel's gcov on the files it
+    # touches (patches/coverage); init writes the counters out after the
+    # suites. A config of its own: every object is rebuilt.
+    "coverage": {"patches": "all+coverage",
+                 "fragments": {"x86_64": ("coverage.config",),
+                               "i386": ("coverage.config",)},
+                 "coverage": True,
+                 "about": "series + patches/coverage and kconfig/coverage.config (gcov)"},
     # Test only: de_thread() sleeps on request where a non-leader's exec
     # can be raced (before its group-exit check, before its TID change),
     # so the exec cases act inside those windows every time.
@@ -302,6 +313,11 @@ def has_series(kernel):
     On the others, a case patches/deviations.txt names may fail."""
     variant = KERNEL_VARIANTS.get(kernel)
     return variant is None or variant.get("patches", "").split("+")[0] == "all"
+
+
+def kernel_coverage(kernel):
+    """Does this kernel variant write its gcov counters out (make coverage)?"""
+    return bool(KERNEL_VARIANTS.get(kernel, {}).get("coverage"))
 
 
 def kernel_append(kernel):

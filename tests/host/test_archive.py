@@ -17,6 +17,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from rfmlib.targets import KERNEL_VARIANTS
 from rfmlib import archive, cli, config, deps, kcidb, knobs, log, matrix, tree
 from rfmlib.targets import select_targets
 
@@ -147,7 +148,9 @@ class NewerTree(ArchiveTest):
         (patches / "0001-a.patch").write_text(
             "--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,3 @@\n %s\n+# rfm\n"
             " PATCHLEVEL = 1\n" % first_line)
-        for name in ("bench", "bench-exit", "bench-signal", "exec-window"):
+        stacked = {d for v in KERNEL_VARIANTS.values()
+                   for d in v.get("patches", "").split("+")[1:]}
+        for name in sorted(stacked):
             (patches / name).mkdir()
             (patches / name / "0001-t.patch").write_text(
                 "--- /dev/null\n+++ b/%s.txt\n@@ -0,0 +1 @@\n+%s\n" % (name, name))

@@ -68,12 +68,20 @@ def compiler_ident(kconfig):
     return ident
 
 
+# Bumped when the way kernels are built changes what an image can hold:
+# every kernel cached before is built again. 2: assembler sources bypass
+# ccache (see ccache_wrappers()); an image cached under 1 may hold an
+# older kernel than its sources.
+BUILD_RECIPE = 2
+
+
 def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None, salt=""):
     """`salt` keys a kernel apart from the same sources' usual one (make
     mutate's pinned reference)."""
     h = hashlib.sha256()
     h.update(("%s|%s|%s|%s\n" % (tree.source().version, tree_key,
                                  kconfig.arch, compiler_ident(kconfig))).encode())
+    h.update(b"recipe\0%d" % BUILD_RECIPE)
     if salt:            # keyed as before when there is none
         h.update(b"salt\0" + salt.encode())
     if base_config:     # keyed as before when there is none
@@ -97,10 +105,53 @@ CCACHE_BIN = Path("/usr/lib/ccache")
 PREPROCESSOR_MODE = ("mutate", "mutate-gen")
 
 
+# What ccache's wrappers run for an assembler source: the compiler itself.
+# ccache cannot see a file that `.incbin` takes in, and the boot image's
+# arch/*/boot/compressed/piggy.S takes the compressed kernel that way; its
+# text names only the kernel's sizes. In depend mode such a compile is
+# cached, and a later kernel of the same compressed size got the earlier
+# one's piggy.o: a mutant's bzImage was the series', byte for byte
+# (2026-12-05). Assembler files are few and quick to build.
+CCACHE_WRAPPER = """#!/bin/sh
+# robust-futex-matrix: ccache, except for assembler sources (kbuild.py)
+for arg; do
+	case "$arg" in *.S|*.s) exec %(real)s "$@" ;; esac
+done
+exec %(ccache)s %(real)s "$@"
+"""
+
+
+def ccache_wrappers():
+    """A directory of wrappers, one per compiler Debian's ccache links
+    (gcc, the cross gccs, clang), each named as its compiler and running
+    it through ccache, except for assembler sources. None without ccache."""
+    ccache = shutil.which("ccache")
+    if not CCACHE_BIN.is_dir() or not ccache:
+        return None
+    d = config.cache_dir() / "tools" / ("ccache-wrappers-%d" % BUILD_RECIPE)
+    skip = {CCACHE_BIN.resolve(), d.resolve()}
+    plain = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                            if p and Path(p).resolve() not in skip)
+    d.mkdir(parents=True, exist_ok=True)
+    for link in sorted(CCACHE_BIN.iterdir()):
+        real = shutil.which(link.name, path=plain)
+        if not real:
+            continue
+        text = CCACHE_WRAPPER % {"real": real, "ccache": ccache}
+        w = d / link.name
+        if not w.exists() or w.read_text() != text:
+            tmp = atomic.tmp_path(w)
+            tmp.write_text(text)
+            tmp.chmod(0o755)        # before it is in place: a make may run it
+            os.replace(tmp, w)
+    return d
+
+
 def make_env():
     """make's environment: the pinned build identity, and ccache in front
     of gcc and clang (by PATH, so the compiler's name, hence every
-    object's command line and the kernel's key, stay as they were).
+    object's command line and the kernel's key, stay as they were; not
+    for assembler sources, CCACHE_WRAPPER says why).
 
     For make mutate, ccache's preprocessor mode: a file that includes a
     regenerated header whose changed lines it does not use is a cache
@@ -111,8 +162,9 @@ def make_env():
     without ccache, 64 s in preprocessor mode, 51 s in depend mode, 18 s
     warm); an unchanged file is a hit either way."""
     env = dict(os.environ, **REPRODUCIBLE)
-    if CCACHE_BIN.is_dir():
-        env.update(PATH="%s:%s" % (CCACHE_BIN, env.get("PATH", "")),
+    wrappers = ccache_wrappers()
+    if wrappers:
+        env.update(PATH="%s:%s" % (wrappers, env.get("PATH", "")),
                    CCACHE_DIR=str(config.cache_dir() / "ccache"), CCACHE_MAXSIZE="8G")
         if knobs.serving() not in PREPROCESSOR_MODE:
             env["CCACHE_DEPEND"] = "1"

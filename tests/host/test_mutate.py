@@ -3,6 +3,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -206,13 +207,49 @@ class IdenticalImages(unittest.TestCase):
         for var in ("KBUILD_BUILD_TIMESTAMP", "KBUILD_BUILD_USER", "KBUILD_BUILD_HOST",
                     "KBUILD_BUILD_VERSION"):
             self.assertIn(var, env)
-        with mock.patch.object(kbuild, "CCACHE_BIN", Path("/usr/lib/ccache")), \
-                mock.patch.object(Path, "is_dir", return_value=True):
+        fake = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, fake)
+        (fake / "links").mkdir()
+        (fake / "links" / "gcc").symlink_to(shutil.which("true"))
+        with mock.patch.object(kbuild, "CCACHE_BIN", fake / "links"), \
+                mock.patch.object(shutil, "which", side_effect=lambda n, path=None:
+                                  "/usr/bin/%s" % n), \
+                mock.patch.object(config, "cache_dir", return_value=fake / "cache"):
             env = kbuild.make_env()
         # By PATH, not CC=: the objects' command lines stay as they were.
-        self.assertTrue(env["PATH"].startswith("/usr/lib/ccache:"))
-        self.assertTrue(env["CCACHE_DIR"].startswith(str(config.cache_dir())))
+        wrappers = fake / "cache" / "tools" / ("ccache-wrappers-%d" % kbuild.BUILD_RECIPE)
+        self.assertTrue(env["PATH"].startswith("%s:" % wrappers))
+        self.assertEqual(sorted(p.name for p in wrappers.iterdir()), ["gcc"])
+        self.assertTrue(env["CCACHE_DIR"].startswith(str(fake / "cache")))
         self.assertNotIn("CC", env.keys() - os.environ.keys())
+
+    def test_assembler_sources_bypass_ccache(self):
+        """ccache cannot see what .incbin takes in (piggy.S takes the
+        compressed kernel): an assembler source goes to the compiler."""
+        from rfmlib import kbuild
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+        script = d / "gcc"
+        script.write_text(kbuild.CCACHE_WRAPPER % {"real": "echo REAL", "ccache": "echo CCACHE"})
+        script.chmod(0o755)
+
+        def run(*args):
+            return subprocess.run([str(script)] + list(args), capture_output=True,
+                                  text=True, check=True).stdout.split()
+
+        self.assertEqual(run("-c", "arch/x86/boot/compressed/piggy.S", "-o", "piggy.o"),
+                         ["REAL", "-c", "arch/x86/boot/compressed/piggy.S", "-o", "piggy.o"])
+        self.assertEqual(run("-c", "kernel/futex/robust.c")[:4],
+                         ["CCACHE", "echo", "REAL", "-c"])
+        self.assertEqual(run("-Wp,-MMD,a/.piggy.o.d", "-c", "x.s")[0], "REAL")
+
+    def test_a_new_build_recipe_keys_every_kernel_anew(self):
+        from unittest import mock
+        from rfmlib import kbuild, targets
+        kc = targets.KERNEL_CONFIGS["x86_64"]
+        now = kbuild.kernel_key(kc, "t")
+        with mock.patch.object(kbuild, "BUILD_RECIPE", kbuild.BUILD_RECIPE + 1):
+            self.assertNotEqual(now, kbuild.kernel_key(kc, "t"))
 
     def test_a_salt_keys_a_kernel_apart_and_no_salt_keeps_the_old_key(self):
         from rfmlib import kbuild, targets

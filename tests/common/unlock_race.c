@@ -31,6 +31,9 @@
  */
 #include "rfm_race.h"	/* first: rfm_test.h defines _GNU_SOURCE */
 
+#include <fcntl.h>
+#include <sys/auxv.h>
+
 #define NO_VDSO "no vDSO robust try-unlock on this architecture (mainline has it on x86 only)"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -310,12 +313,141 @@ static int vdso_fixup_after_mremap(void)
 }
 #endif
 
+#ifdef __i386__
+/*
+ * ---- a task without a vDSO ----
+ *
+ * The fixup looks at the task's vDSO image first. A task whose exec found
+ * the vDSO turned off has none (i386's vm.vdso_enabled; on a 64-bit
+ * kernel, abi.vsyscall32 for ia32 tasks), and a signal to it must leave
+ * its slot alone, even with ZF set and DX naming the slot, as they are
+ * here when kill() returns and the signal is delivered. A 64-bit or x32
+ * task can lose its vDSO only by the boot's vdso=0.
+ */
+static const char *const vdso_switches[] = {
+	"/proc/sys/abi/vsyscall32",	/* an ia32 task on a 64-bit kernel */
+	"/proc/sys/vm/vdso_enabled",	/* i386 */
+};
+
+static volatile sig_atomic_t no_vdso_signals;
+
+/* Write @text to the sysctl at @path: 0, or -1 with errno. */
+static int write_sysctl(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static void count_no_vdso_signal(int sig)
+{
+	(void)sig;
+	no_vdso_signals++;
+}
+
+/* The exec'd image's part: 0, or the step that went wrong (the parent names it). */
+static int no_vdso_owner(void)
+{
+	static struct robust_list_head head;
+	static struct rfm_lock lock;
+	uint32_t tid = (uint32_t)rfm_gettid();
+	long ret;
+
+	if (getauxval(AT_SYSINFO_EHDR))
+		return 10;
+	if (signal(SIGUSR1, count_no_vdso_signal) == SIG_ERR)
+		return 11;
+	rfm_head_init(&head);
+	lock.futex = tid;
+	head.list_op_pending = &lock.link;
+	if (rfm_set_robust_list(&head, sizeof(head)))
+		return 11;
+	/* ZF set by the cmp (EAX is SYS_kill both sides), DX the slot */
+	__asm__ volatile("cmp %%eax, %%eax\n\tint $0x80"
+			 : "=a" (ret)
+			 : "a" (SYS_kill), "b" (getpid()), "c" (SIGUSR1),
+			   "d" (&head.list_op_pending)
+			 : "memory", "cc");
+	if (ret || no_vdso_signals != 1)
+		return 12;
+	return head.list_op_pending == &lock.link ? 0 : 13;
+}
+
+static int signal_without_vdso_keeps_slot(void)
+{
+	static const char *const why[] = {
+		[10] = "the exec'd image still has a vDSO (AT_SYSINFO_EHDR)",
+		[11] = "set up (signal(), set_robust_list())",
+		[12] = "kill() did not return once with the handler run",
+		[13] = "the slot was cleared: the fixup took a task without a vDSO "
+		       "for one in a try-unlock",
+	};
+	const char *path = NULL;
+	char was[16] = "";
+	int status, ready[2], restored;
+	ssize_t n = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (rfm_exec_mode)
+		return no_vdso_owner();
+	for (size_t i = 0; !path && i < RFM_ARRAY_SIZE(vdso_switches); i++)
+		if (!access(vdso_switches[i], W_OK))
+			path = vdso_switches[i];
+	if (!path)
+		return rfm_skip("no sysctl turns the vDSO off for this task (%s, %s)",
+				vdso_switches[0], vdso_switches[1]);
+	f = fopen(path, "r");
+	RFM_CHECK(f && fgets(was, sizeof(was), f), "read %s: %s", path, strerror(errno));
+	fclose(f);
+	RFM_CHECK(!write_sysctl(path, "0"), "write 0 to %s: %s", path, strerror(errno));
+	RFM_CHECK(!pipe2(ready, O_CLOEXEC), "pipe2: %s", strerror(errno));
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		execl("/proc/self/exe", "unlock_race", RFM_EXEC_ARG,
+		      "signal_without_vdso_keeps_slot", (char *)NULL);
+		_exit(126);
+	}
+	close(ready[1]);
+	/* EOF: the exec is done (or failed), and the sysctl read */
+	if (pid > 0)
+		n = read(ready[0], was + sizeof(was) - 1, 1);
+	close(ready[0]);
+	restored = !write_sysctl(path, was);
+	RFM_CHECK(pid > 0, "fork: %s", strerror(errno));
+	RFM_CHECK(restored, "restore %s to %s: %s", path, was, strerror(errno));
+	RFM_CHECK(n == 0, "the exec'd image wrote to its pipe");
+	RFM_CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	rfm_obs("switch", "%s", path);
+	rfm_obs("exit", "%d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	RFM_CHECK(WIFEXITED(status), "the exec'd image died of signal %d",
+		  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	RFM_CHECK(WEXITSTATUS(status) == 0, "%s (exit %d)",
+		  WEXITSTATUS(status) < (int)RFM_ARRAY_SIZE(why) && why[WEXITSTATUS(status)] ?
+		  why[WEXITSTATUS(status)] : "the exec failed", WEXITSTATUS(status));
+	return RFM_PASS;
+}
+#else
+static int signal_without_vdso_keeps_slot(void)
+{
+	return rfm_skip("only a 32-bit x86 task can lose its vDSO without a reboot "
+			"(vm.vdso_enabled, abi.vsyscall32)");
+}
+#endif
+
 static const struct rfm_case cases[] = {
 	RFM_CASE_TIMEOUT(syscall_unlock_has_no_window, 120),
 	RFM_CASE_TIMEOUT(vdso_unlock_has_no_window, 120),
 	RFM_CASE_TIMEOUT(vdso_contended_unlock_has_no_window, 120),
 	RFM_CASE(vdso_fixup_unwritable_slot_gives_up_list),
 	RFM_CASE(vdso_fixup_after_mremap),
+	RFM_CASE(signal_without_vdso_keeps_slot),
 };
 
 RFM_MAIN(cases)

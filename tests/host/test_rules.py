@@ -36,6 +36,7 @@ WHERE = {
     "ilp32": {t.name for t in GROUPED if t.abi == "ilp32"},
     "x86": set(TARGET_GROUPS["x86"]),
     "x86 vdso": set(TARGET_GROUPS["x86"]),
+    "x86 ilp32": {t.name for t in GROUPED if t.x86 and t.abi == "ilp32" and t.userland != "x32"},
     "x32": {t.name for t in GROUPED if t.userland == "x32"},
     "lp64": {t.name for t in GROUPED if t.abi == "lp64"},
     # a task that can register a native list and a compat one: on x86_64,
@@ -159,6 +160,7 @@ class Rules(unittest.TestCase):
         self.assertEqual(WHERE["x32"], {"x86_64-x32"})
         self.assertEqual(WHERE["lp64"], {"x86_64", "arm64"})
         self.assertEqual(WHERE["two lists"], {"x86_64", "x86_64-x32"})
+        self.assertEqual(WHERE["x86 ilp32"], {"x86_64-ia32", "i386", "i386-pentium3"})
 
 
 if __name__ == "__main__":

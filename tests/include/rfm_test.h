@@ -69,10 +69,17 @@ struct rfm_case {
 #define RFM_DEFAULT_TIMEOUT_S		20
 /* argv[1] that makes a test program just wait to be killed (exec cases). */
 #define RFM_PAUSE_ARG			"--rfm-pause"
+/*
+ * argv[1] that runs one case (argv[2]) in the program image a case
+ * exec'd, with rfm_exec_mode set: its exit status is the case's return.
+ */
+#define RFM_EXEC_ARG			"--rfm-exec"
 #define RFM_ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* Where a case leaves its SKIP reason: shared with the harness parent. */
 static char *rfm_skip_reason;
+/* Set in a program image a case exec'd with RFM_EXEC_ARG. */
+static int rfm_exec_mode;
 
 static inline void rfm_diag(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -425,6 +432,13 @@ static inline int rfm_main(int argc, char **argv, const struct rfm_case *cases,
 	if (argc > 1 && !strcmp(argv[1], RFM_PAUSE_ARG)) {
 		for (;;)
 			pause();
+	}
+	if (argc > 2 && !strcmp(argv[1], RFM_EXEC_ARG)) {
+		rfm_exec_mode = 1;
+		for (i = 0; i < n; i++)
+			if (!strcmp(argv[2], cases[i].name))
+				return cases[i].fn();
+		return 127;
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 	rfm_skip_reason = rfm_shared(4096);

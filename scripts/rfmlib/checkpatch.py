@@ -8,7 +8,7 @@ import subprocess
 
 from . import compare, config, deps, names, tables, tree
 from .log import Fatal
-from .mutate import stale_mutants
+from .mutate import CATALOGUES, stale_mutants
 
 
 def cmd_checkpatch(_args):
@@ -56,5 +56,5 @@ def cmd_checkpatch(_args):
     for name, why in stale:
         print("mutants: %s does not apply exactly to its kernel:\n%s" % (name, why))
     print("mutants: %s" % ("%d of the catalogue no longer apply" % len(stale) if stale else
-                           "every mutant of tests/mutants applies exactly"))
+                           "every mutant of %s applies exactly" % " and ".join(CATALOGUES)))
     return 1 if bad or clashes or misfits or stale else 0

@@ -19,9 +19,11 @@ carries a header:
     Equivalent: why no test can tell it apart (only for such mutants)
     Kernel: exec-window (only for a mutant of a test-only variant)
     Generated: eq-to-ne (instead of Expect: made by mutgen.py)
+    Blind: who wrote it without seeing the cases (instead of Expect)
 
 Rule says what the mutant breaks; Expect names the cases (globs, comma
-separated) expected to catch it; Equivalent marks a mutant that cannot be
+separated) expected to catch it, except in a catalogue written blind
+(tests/mutants-independent: its author saw the series, never the cases); Equivalent marks a mutant that cannot be
 killed, with the reason in one line. Kernel names the variant the mutant
 is applied to, "series" unless said: a variant that carries the series
 and test-only patches of its own (patches/exec-window/ widens de_thread()'s
@@ -45,7 +47,7 @@ from .matrix import DEVIATIONS, run_meta
 from .pipeline import Pipeline, boot_all
 from .targets import KERNEL_VARIANTS, has_series, kernel_append, variant_slot
 
-HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated):\s*(.*)$")
+HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated|Blind):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
 
 
@@ -90,7 +92,7 @@ def parse_header(path):
     if not fields.get("Rule"):
         raise Fatal("mutant %s: no 'Rule:' line says what it breaks" % path)
     expect = tuple(g.strip() for g in fields.get("Expect", "").split(",") if g.strip())
-    if not expect and not fields.get("Equivalent") and not fields.get("Generated"):
+    if not expect and not any(fields.get(f) for f in ("Equivalent", "Generated", "Blind")):
         raise Fatal("mutant %s: no 'Expect:' line names the cases that catch it" % path)
     kernel = fields.get("Kernel", "series")
     if (kernel not in KERNEL_VARIANTS or not has_series(kernel)
@@ -294,12 +296,18 @@ def identical_image(a, b):
     return filecmp.cmp(a / "bzImage", b / "bzImage", shallow=False)
 
 
+# The catalogues kept in the tree: the hand-written one (the default of
+# MUTANTS) and the one written blind, by someone who saw the series but
+# never the cases.
+CATALOGUES = ("tests/mutants", "tests/mutants-independent")
+
+
 def stale_mutants():
-    """[(name, why)] of the mutants of tests/mutants that do not apply
-    exactly to their kernel (the series, or the variant they name): a
-    change of the series that moves their lines leaves them to be
+    """[(name, why)] of the mutants of the kept catalogues that do not
+    apply exactly to their kernel (the series, or the variant they name):
+    a change of the series that moves their lines leaves them to be
     regenerated, before make mutate would call them invalid."""
-    catalogue = load_catalogue(config.REPO / "tests" / "mutants")
+    catalogue = [m for d in CATALOGUES for m in load_catalogue(config.REPO / d)]
     stale = []
     for kernel in dict.fromkeys(m.kernel for m in catalogue):
         patches = tree.patches_for(KERNEL_VARIANTS[kernel]["patches"])

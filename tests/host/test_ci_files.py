@@ -5,7 +5,7 @@ A target added to scripts/rfmlib/targets.py and forgotten here fails."""
 import re
 import unittest
 
-from rfmlib import config, steps
+from rfmlib import config, mutate, steps
 from rfmlib.knobs import BY_NAME as KNOBS
 from rfmlib.targets import TARGET_GROUPS, TARGETS
 from tests.host import util
@@ -229,12 +229,17 @@ class Scheduled(unittest.TestCase):
         _, jobs = gitlab_jobs()
         job = jobs["mutants"]
         self.assertEqual(job["rules"], [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
+        blind = "make mutate MUTANTS=tests/mutants-independent RFM_OUT=out/independent"
         self.assertEqual([l for l in job["script"] if l.startswith("make mutate")],
-                         ["make mutate", "make mutate-gen"])
+                         ["make mutate", blind, "make mutate-gen"])
         doc = load(config.REPO / ".github" / "workflows" / "scheduled.yml")
         text = steps_text(doc["jobs"]["mutants"])
         self.assertIn("make mutate\n", text + "\n")
+        self.assertIn(blind, text)
         self.assertIn("make mutate-gen", text)
+        # every catalogue kept in the tree runs there
+        for d in mutate.CATALOGUES[1:]:
+            self.assertIn("MUTANTS=%s " % d, text)
 
     def test_what_make_check_leaves_out_runs_on_schedules(self):
         _, jobs = gitlab_jobs()

@@ -2,10 +2,19 @@
 
 The hand-written catalogue (tests/mutants) holds the mistakes its authors
 thought of. This one is made mechanically: every C line the series adds
-to the files in SOURCES (the walk, the compat walk, the futex core's
-exit and exec release, exec, fork, the uaccess helper) is tried with
-every operator of OPERATORS that fits it, one change per mutant. Each
-mutant gets a stable name, g-<file>-<line>-<operator>[-<nth>], so two
+to the files in SOURCES is tried with every operator that fits it, one
+change per mutant:
+  - tokens (OPERATORS): relations, logic, literals, the futex word's
+    flags, widths, whose task, swapped arguments, put_user()/get_user()
+    without their access check;
+  - a line's own structure: an if's condition forced true or (for a
+    block) false, PIT's "remove conditionals", and each operand of a
+    top-level && or || dropped; each plain argument of a call made 0; a
+    statement dropped whole, a goto included;
+  - its neighbours: a statement moved below the next one when the two
+    share a name; an early `return E;` kept as `ret = E;` in a function
+    with a `ret`, so that it falls through.
+Each mutant gets a stable name, g-<file>-<line>-<operator>[-<nth>], so two
 runs of the same series can be compared name by name.
 
 Why not Coccinelle: every operator here is a change of one token or one
@@ -25,10 +34,16 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-# The series' C files whose added lines are mutated.
+# The series' C files whose added lines are mutated: the walk, the compat
+# walk, the futex core's exit and exec release, exec, fork, the uaccess
+# helper; and the robust unlock's files (patches 12-14): the wake and PI
+# unlock, the system call's checks, the signal-time fixup and its x86
+# window.
 SOURCES = ("kernel/futex/robust.c", "kernel/futex/robust_compat.c",
            "kernel/futex/core.c", "fs/exec.c", "kernel/fork.c",
-           "include/linux/uaccess.h", "arch/x86/include/asm/uaccess_64.h")
+           "include/linux/uaccess.h", "arch/x86/include/asm/uaccess_64.h",
+           "kernel/futex/waitwake.c", "kernel/futex/pi.c", "kernel/futex/syscalls.c",
+           "kernel/entry/common.c", "arch/x86/entry/vdso/vma.c")
 
 EQUIVALENTS = "tests/mutants-gen-equivalent.txt"
 
@@ -86,10 +101,14 @@ OPERATORS = (
     # swapped arguments of a two-argument call with plain arguments
     Operator("args-swapped", re.compile(r"\b(\w+)\(([\w>&.\-]+), ([\w>&.\-]+)\)"),
              r"\1(\3, \2)"),
+    # user access without its access_ok(): a kernel address is then read
+    # or written as if it were the user's
+    Operator("put-user-unchecked", re.compile(r"(?<!_)\bput_user\("), "__put_user("),
+    Operator("get-user-unchecked", re.compile(r"(?<!_)\bget_user\("), "__get_user("),
 )
 
 # Statements that a mutant may drop whole (the line becomes ";").
-DROPPABLE = re.compile(r"^\s*(?:return\b[^;]*|break|continue|[\w>.\-]+\([^;]*\))\s*;\s*$")
+DROPPABLE = re.compile(r"^\s*(?:return\b[^;]*|goto\s+\w+|break|continue|[\w>.\-]+\([^;]*\))\s*;\s*$")
 # Lines no operator touches: preprocessor, labels, the first line of a
 # function's definition or declaration (a change there is one of its
 # prototype, which does not build), and compile-time assertions (a
@@ -147,9 +166,10 @@ class Generated:
     path: str              # the file, relative to the tree
     line: int
     operator: str
-    before: str
-    after: str
+    before: str            # the lines replaced, joined by newlines
+    after: str             # what replaces them
     pin: str = ""          # pin_of() the line and the two before it
+    span: int = 1          # how many lines, from `line`, are replaced
 
 
 def pin_of(lines, n):
@@ -165,6 +185,97 @@ def _slug(path):
     return re.sub(r"[^a-z0-9]+", "-", path.rsplit("/", 1)[-1].lower()).strip("-")
 
 
+def closing(code, open_at):
+    """The index of the parenthesis closing the one at `open_at`, or None
+    when it is not on this line."""
+    depth = 0
+    for i in range(open_at, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def split_top(text, sep):
+    """[(start, end)] of the parts of `text` between the separators `sep`
+    outside parentheses; one part when there is none."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(c, 0)
+        if depth == 0 and text.startswith(sep, i):
+            parts.append((start, i))
+            start = i = i + len(sep)
+            continue
+        i += 1
+    return parts + [(start, len(text))]
+
+
+CONDITION = re.compile(r"^\s*(?:\}\s*else\s+)?(?:if|while)\s*\(")
+
+
+def condition_mutants(code, original):
+    """[(operator, nth, mutated line)] of an if or while whose condition
+    closes on this line: the condition forced (PIT's "remove conditionals":
+    a guard added that always holds, or never does, the condition still
+    evaluated), and each operand of a top-level && or || dropped."""
+    m = CONDITION.match(code)
+    if not m:
+        return []
+    lo = m.end() - 1
+    hi = closing(code, lo)
+    if hi is None:
+        return []
+    cond = original[lo + 1:hi]
+    head, tail = original[:lo + 1], original[hi:]
+    found = [("if-always", 1, head + "(%s) || 1" % cond + tail)]
+    # A body of one statement on the next line is statement-dropped's.
+    if code.rstrip().endswith("{"):
+        found.append(("if-never", 1, head + "(%s) && 0" % cond + tail))
+    for sep in ("&&", "||"):
+        parts = split_top(code[lo + 1:hi], sep)
+        if len(parts) < 2:
+            continue
+        for nth, _ in enumerate(parts, 1):
+            kept = [cond[a:b].strip() for i, (a, b) in enumerate(parts, 1) if i != nth]
+            found.append(("condition-dropped", nth,
+                          head + (" %s " % sep).join(kept) + tail))
+    return found
+
+
+CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+NOT_CALLS = {"if", "while", "for", "switch", "return", "sizeof", "typeof", "likely",
+             "unlikely", "offsetof", "BUILD_BUG_ON", "WARN_ON", "WARN_ON_ONCE",
+             "READ_ONCE", "IS_ENABLED"}
+PLAIN_ARG = re.compile(r"^[A-Za-z_]\w*(?:(?:->|\.)\w+)*$")
+
+
+def argument_mutants(code, original):
+    """[(operator, nth, mutated line)]: each plain argument (a name or a
+    member) of a call on this line replaced by 0, the argument a caller
+    forgets or gets wrong (flags, a count, a task, a pointer)."""
+    found, nth = [], 0
+    for m in CALL.finditer(code):
+        if m.group(1) in NOT_CALLS:
+            continue
+        lo = m.end() - 1
+        hi = closing(code, lo)
+        if hi is None:
+            continue
+        parts = split_top(code[lo + 1:hi], ",")
+        if len(parts) < 2:
+            continue
+        for a, b in parts:
+            arg = code[lo + 1 + a:lo + 1 + b]
+            if not PLAIN_ARG.match(arg.strip()) or arg.strip() in ("NULL", "false"):
+                continue
+            nth += 1
+            start = lo + 1 + a + (len(arg) - len(arg.lstrip()))
+            end = start + len(arg.strip())
+            found.append(("arg-to-zero", nth, original[:start] + "0" + original[end:]))
+    return found
+
+
 def mutate_line(code, original):
     """[(operator, nth, mutated line)] for one line: `code` is the line
     with comments blanked (where operators may match), `original` the
@@ -178,9 +289,48 @@ def mutate_line(code, original):
             mutated = original[:m.start()] + new + original[m.end():]
             if mutated != original:
                 found.append((op.name, nth, mutated))
+    found += condition_mutants(code, original) + argument_mutants(code, original)
     if DROPPABLE.match(code):
         indent = original[:len(original) - len(original.lstrip())]
         found.append(("statement-dropped", 1, indent + ";"))
+    return found
+
+
+# A statement that may move past its neighbour: an assignment or a call,
+# on one line; not a declaration, a jump or a block's start.
+MOVABLE = re.compile(r"^\s*(?!return\b|goto\b|break\b|continue\b|if\b|else\b|"
+                     r"(?:const\s+)?(?:struct\s+\w+|int|long|bool|u32|u64|unsigned|"
+                     r"void|char)\b)[\w>.\-\[\]*()]+(?:\s*[+\-|&]?=[^=][^;]*|\([^;]*\));\s*$")
+NAME = re.compile(r"[A-Za-z_]\w*")
+KEYWORDS = {"if", "return", "sizeof", "NULL", "true", "false", "current", "unsigned", "long"}
+RETURNED = re.compile(r"^(\s*)return\s+([^;]+);\s*$")
+RET_DECLARED = re.compile(r"^\s*(?:int|long|unsigned\s+int|u32)\s+(?:[\w, =\-]*,\s*)?ret\b")
+
+
+def context_mutants(code, lines, n):
+    """[(operator, span, new lines)] that need the lines around added line
+    n (1-based): the statement moved below the next one when the two
+    share a name (a store and its load, a release and its wake); an
+    early `return E;` kept as `ret = E;` in a function with a `ret`, so
+    that it falls through."""
+    found = []
+    nxt = code.get(n + 1)
+    if SKIPPED.match(code[n]):
+        return found
+    if (nxt is not None and MOVABLE.match(code[n]) and MOVABLE.match(nxt)
+            and not SKIPPED.match(nxt)
+            and code[n][:len(code[n]) - len(code[n].lstrip())]
+            == nxt[:len(nxt) - len(nxt.lstrip())]
+            and (set(NAME.findall(code[n])) & set(NAME.findall(nxt))) - KEYWORDS):
+        found.append(("statement-moved-down", 2, [lines[n], lines[n - 1]]))
+    r = RETURNED.match(code[n])
+    if r and r.group(2).strip() != "ret":
+        for k in range(n - 1, 0, -1):
+            if lines[k - 1].startswith("{"):
+                if any(RET_DECLARED.match(code.get(j, "")) for j in range(k + 1, n)):
+                    found.append(("return-kept-as-assignment", 1,
+                                  ["%sret = %s;" % (r.group(1), r.group(2).strip())]))
+                break
     return found
 
 
@@ -193,14 +343,16 @@ def generate(path, before, after):
     for n in sorted(added_lines(before, after)):
         if n not in code:
             continue
-        found = mutate_line(code[n], lines[n - 1])
+        found = [(op, nth, [mutated], 1)
+                 for op, nth, mutated in mutate_line(code[n], lines[n - 1])]
+        found += [(op, 1, new, span) for op, span, new in context_mutants(code, lines, n)]
         counts = {}
-        for op, _, _ in found:
+        for op, *_ in found:
             counts[op] = counts.get(op, 0) + 1
-        for op, nth, mutated in found:
+        for op, nth, new, span in found:
             name = "g-%s-%d-%s%s" % (_slug(path), n, op, "-%d" % nth if counts[op] > 1 else "")
-            out.append(Generated(name, path, n, op, lines[n - 1], mutated,
-                                 pin_of(lines, n)))
+            out.append(Generated(name, path, n, op, "\n".join(lines[n - 1:n - 1 + span]),
+                                 "\n".join(new), pin_of(lines, n), span))
     return out
 
 
@@ -208,16 +360,18 @@ def patch_text(g, after):
     """The mutant as a catalogue file: header, then a unified diff of the
     one changed line with three lines of context."""
     lines = after.splitlines()
-    lo, hi = max(1, g.line - 3), min(len(lines), g.line + 3)
-    body = [" " + lines[i - 1] if i != g.line else None for i in range(lo, hi + 1)]
-    at = g.line - lo
-    hunk = body[:at] + ["-" + g.before, "+" + g.after] + body[at + 1:]
+    last = g.line + g.span - 1
+    lo, hi = max(1, g.line - 3), min(len(lines), last + 3)
+    old, new = g.before.split("\n"), g.after.split("\n")
+    hunk = ([" " + lines[i - 1] for i in range(lo, g.line)] + ["-" + x for x in old]
+            + ["+" + x for x in new] + [" " + lines[i - 1] for i in range(last + 1, hi + 1)])
     count = hi - lo + 1
     return "".join([
-        "Rule: generated: %s on %s:%d: %s\n" % (g.operator, g.path, g.line, g.before.strip()),
+        "Rule: generated: %s on %s:%d: %s\n" % (g.operator, g.path, g.line,
+                                                 old[0].strip()),
         "Generated: %s\n\n" % g.operator,
         "--- a/%s\n+++ b/%s\n" % (g.path, g.path),
-        "@@ -%d,%d +%d,%d @@\n" % (lo, count, lo, count),
+        "@@ -%d,%d +%d,%d @@\n" % (lo, count, lo, count - len(old) + len(new)),
     ] + [h + "\n" for h in hunk])
 
 

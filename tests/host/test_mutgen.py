@@ -76,6 +76,44 @@ class Operators(unittest.TestCase):
         self.assertEqual(ops("\tfutex_wake(uaddr, 1);")["statement-dropped"], "\t;")
         self.assertNotIn("statement-dropped", ops("\tint x = 1;"))
 
+    def test_conditions_forced_and_operands_dropped(self):
+        got = ops("\tif (head && pop == slot)")
+        self.assertEqual(got["if-always"], "\tif ((head && pop == slot) || 1)")
+        self.assertNotIn("if-never", got)       # one statement: statement-dropped's
+        self.assertEqual(got["condition-dropped"], "\tif (pop == slot)")
+        self.assertEqual(got["condition-dropped-2"], "\tif (head)")
+        got = ops("\twhile (a || (b && c)) {")
+        self.assertEqual(got["if-never"], "\twhile ((a || (b && c)) && 0) {")
+        self.assertEqual(got["condition-dropped"], "\twhile ((b && c)) {")
+        self.assertEqual(got["condition-dropped-2"], "\twhile (a) {")
+        self.assertNotIn("condition-dropped-3", got)
+        self.assertNotIn("if-always", ops("\tif (a &&"))     # the condition goes on
+
+    def test_user_access_unchecked_and_arguments_zeroed(self):
+        got = ops("\tif (put_user(0U, pop))")
+        self.assertEqual(got["put-user-unchecked"], "\tif (__put_user(0U, pop))")
+        self.assertEqual(got["arg-to-zero"], "\tif (put_user(0U, 0))")
+        self.assertNotIn("put-user-unchecked", ops("\tif (__put_user(0U, pop))"))
+        got = ops("\tret = futex_wake(uaddr, flags, NULL, val);")
+        self.assertEqual(got["arg-to-zero"], "\tret = futex_wake(0, flags, NULL, val);")
+        self.assertEqual(got["arg-to-zero-3"], "\tret = futex_wake(uaddr, flags, NULL, 0);")
+        self.assertNotIn("arg-to-zero-4", got)      # NULL is left alone
+        self.assertEqual(ops("\t\tgoto out;")["statement-dropped"], "\t\t;")
+
+    def test_moved_statements_and_returns_kept_as_assignments(self):
+        before = "int f(void)\n{\n}\n"
+        after = ("int f(int *p)\n{\n\tint ret;\n\n\tx = *p;\n\tput(x);\n"
+                 "\ty = 1;\n\tif (x)\n\t\treturn -EFAULT;\n\treturn ret;\n}\n")
+        found = {g.name: g for g in mutgen.generate("kernel/futex/pi.c", before, after)}
+        moved = found["g-pi-c-5-statement-moved-down"]
+        self.assertEqual((moved.span, moved.after), (2, "\tput(x);\n\tx = *p;"))
+        self.assertNotIn("g-pi-c-6-statement-moved-down", found)    # put(x), y: no name shared
+        self.assertEqual(found["g-pi-c-9-return-kept-as-assignment"].after, "\t\tret = -EFAULT;")
+        self.assertNotIn("g-pi-c-10-return-kept-as-assignment", found)     # ret = ret
+        text = mutgen.patch_text(moved, after)
+        self.assertIn("-\tx = *p;\n-\tput(x);\n+\tput(x);\n+\tx = *p;\n", text)
+        self.assertIn("@@ -2,8 +2,8 @@", text)
+
     def test_domain_operators(self):
         self.assertEqual(ops("\tp = find_task_by_vpid(pid);")["vpid-to-init-ns"],
                          "\tp = find_task_by_pid_ns(pid, &init_pid_ns);")

@@ -21,8 +21,11 @@ from .log import Fatal, progress
 from .targets import KERNEL_CONFIGS
 
 
-def fragment_paths(kconfig):
-    return [config.KCONFIG / f for f in kconfig.fragments]
+def fragment_paths(kconfig, base_config=None):
+    """The kconfig/ fragments of a build: on a distribution's config
+    (`base_config`), without the tinyconfig-only ones."""
+    names = kconfig.fragments + (() if base_config else kconfig.tiny_fragments)
+    return [config.KCONFIG / f for f in names]
 
 
 def requested_symbols(paths):
@@ -86,7 +89,7 @@ def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None, salt="")
         h.update(b"salt\0" + salt.encode())
     if base_config:     # keyed as before when there is none
         h.update(b"base\0" + Path(base_config).read_bytes())
-    for path in fragment_paths(kconfig) + list(extra_fragments):
+    for path in fragment_paths(kconfig, base_config) + list(extra_fragments):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -199,7 +202,7 @@ def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=(
               base_config=None):
     """tinyconfig, or `base_config` (a distribution's config), then the
     fragments, then olddefconfig; every symbol they ask for must hold."""
-    frags = fragment_paths(kconfig) + list(extra_fragments)
+    frags = fragment_paths(kconfig, base_config) + list(extra_fragments)
     if base_config:
         shutil.copyfile(base_config, build_dir / ".config")
     else:
@@ -338,7 +341,7 @@ def config_inputs(src, kconfig, extra_fragments, base_config=None):
                                          tree.generation(src))).encode())
     if base_config:
         h.update(b"base\0" + Path(base_config).read_bytes())
-    for path in fragment_paths(kconfig) + list(extra_fragments):
+    for path in fragment_paths(kconfig, base_config) + list(extra_fragments):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     for rel in tree.touched(src):
         if Path(rel).name.startswith("Kconfig"):
@@ -365,7 +368,8 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
     else:
         progress("config", "%s: %s + %s" % (
             label, base_config or "tinyconfig",
-            " + ".join(kconfig.fragments + tuple(f.name for f in extra_fragments))))
+            " + ".join(f.name for f in fragment_paths(kconfig, base_config)
+                       + list(extra_fragments))))
         stamp.unlink(missing_ok=True)
         configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold,
                   base_config)

@@ -130,6 +130,7 @@ def _build(kernel, kc, checkout_id, meta, org):
     else:
         obj["config_name"] = " + ".join(
             ("tinyconfig",) + kconfig.fragments
+            + (() if variant.get("base") else kconfig.tiny_fragments)
             + tuple(variant.get("fragments", {}).get(kc, ())))
     if kernel == "baseline":
         obj["comment"] += " (the negative control: its death_* cases must fail)"

@@ -16,6 +16,9 @@ class KernelConfig:
     # ARM kernels are cross-built with clang (see CROSS_CC): make CC= and
     # CROSS_COMPILE= (binutils-<triple>). Empty: the host's gcc.
     cross: str = ""
+    # Merged after `fragments` on tinyconfig only, never on a
+    # distribution's config (the distro variants build what Debian does).
+    tiny_fragments: tuple = ()
 
     def make_args(self):
         """What make needs besides ARCH= to build for this config."""
@@ -137,10 +140,10 @@ class Target:
 KERNEL_CONFIGS = {
     "x86_64": KernelConfig("x86_64", "x86_64",
                            ("common.config", "x86_64.config", "x32.config"),
-                           "arch/x86/boot/bzImage"),
+                           "arch/x86/boot/bzImage", tiny_fragments=("gcov-runtime.config",)),
     "i386": KernelConfig("i386", "i386",
                          ("common.config", "i386.config"),
-                         "arch/x86/boot/bzImage"),
+                         "arch/x86/boot/bzImage", tiny_fragments=("gcov-runtime.config",)),
     # Built by bisect-check only: no target boots it.
     "x86_64-noia32": KernelConfig("x86_64-noia32", "x86_64",
                                   ("common.config", "x86_64.config",
@@ -282,12 +285,12 @@ KERNEL_VARIANTS = {
                          "about": "stock + patches/bench-exit (exit release counter)"},
     # make coverage: the series with the kernel's gcov on the files it
     # touches (patches/coverage); init writes the counters out after the
-    # suites. A config of its own: every object is rebuilt.
+    # suites. The gcov runtime is in every x86 kernel's config
+    # (kconfig/gcov-runtime.config), so this builds only the profiled
+    # files, in the series' build directory.
     "coverage": {"patches": "all+coverage",
-                 "fragments": {"x86_64": ("coverage.config",),
-                               "i386": ("coverage.config",)},
                  "coverage": True,
-                 "about": "series + patches/coverage and kconfig/coverage.config (gcov)"},
+                 "about": "series + patches/coverage (gcov on the files it touches)"},
     # Test only: de_thread() sleeps on request where a non-leader's exec
     # can be raced (before its group-exit check, before its TID change),
     # so the exec cases act inside those windows every time.

@@ -114,7 +114,8 @@ class Objects(unittest.TestCase):
         b = builds[("series", "i386")]
         self.assertEqual((b["architecture"], b["compiler"], b["status"]),
                          ("i386", "gcc 12", "PASS"))
-        self.assertEqual(b["config_name"], "tinyconfig + common.config + i386.config")
+        self.assertEqual(b["config_name"],
+                         "tinyconfig + common.config + i386.config + gcov-runtime.config")
         checkouts = {c["id"] for c in self.doc["checkouts"]}
         self.assertTrue(all(b["checkout_id"] in checkouts for b in builds.values()))
 

@@ -1,7 +1,8 @@
 """make coverage: which lines and branches of the series the suites reach.
 
 The `coverage` kernel variant is the series with the kernel's gcov on the
-files it touches (patches/coverage, kconfig/coverage.config). Its guests
+files it touches (patches/coverage; the runtime is in every x86 kernel,
+kconfig/gcov-runtime.config). Its guests
 run the suites as `make run` does, with their counters zeroed first;
 init then writes every .gcda to the target's coverage port (init.c's
 dump_gcov(): "gcda PATH SIZE", base64, "end", and "complete N" last).

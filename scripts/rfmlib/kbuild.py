@@ -10,6 +10,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -115,6 +116,8 @@ PREPROCESSOR_MODE = ("mutate", "mutate-gen")
 # cached, and a later kernel of the same compressed size got the earlier
 # one's piggy.o: a mutant's bzImage was the series', byte for byte
 # (2026-12-05). Assembler files are few and quick to build.
+# (A C file may use .incbin too: kernel/configs.c and kernel/kheaders.c,
+# which no config here builds.)
 CCACHE_WRAPPER = """#!/bin/sh
 # robust-futex-matrix: ccache, except for assembler sources (kbuild.py)
 for arg; do
@@ -136,17 +139,24 @@ def ccache_wrappers():
     plain = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
                             if p and Path(p).resolve() not in skip)
     d.mkdir(parents=True, exist_ok=True)
+    made = set()
     for link in sorted(CCACHE_BIN.iterdir()):
         real = shutil.which(link.name, path=plain)
-        if not real:
+        # Another ccache link further on PATH is no compiler: it would
+        # run the wrapper again, for ever.
+        if not real or Path(real).resolve() == Path(ccache).resolve():
             continue
-        text = CCACHE_WRAPPER % {"real": real, "ccache": ccache}
+        text = CCACHE_WRAPPER % {"real": shlex.quote(real), "ccache": shlex.quote(ccache)}
         w = d / link.name
-        if not w.exists() or w.read_text() != text:
+        made.add(w.name)
+        if not w.exists() or w.read_text() != text or not os.access(w, os.X_OK):
             tmp = atomic.tmp_path(w)
             tmp.write_text(text)
             tmp.chmod(0o755)        # before it is in place: a make may run it
             os.replace(tmp, w)
+    for gone in d.iterdir():        # a compiler since removed
+        if gone.name not in made and not gone.name.startswith("."):
+            gone.unlink(missing_ok=True)
     return d
 
 
@@ -396,10 +406,20 @@ def _build_locked(tree, build_dir, kconfig, key, done, extra_fragments, label,
 GCOV_NOTES = "gcno"
 
 
+def profiled(note):
+    """Is the object of this .gcno built with gcov now? A build directory
+    shared by the coverage variant and the series keeps the notes of
+    objects the series has since rebuilt without it."""
+    cmd = note.parent / (".%s.cmd" % note.with_suffix(".o").name)
+    return cmd.exists() and "-ftest-coverage" in cmd.read_text(errors="replace")
+
+
 def keep_gcov_notes(build_dir, dest):
-    """Copy the gcov notes (*.gcno) a build left, if any (a kernel with
-    CONFIG_GCOV_KERNEL and profiled files), under `dest`."""
+    """Copy the gcov notes (*.gcno) of the objects a build profiled, if
+    any (a coverage variant's kernel), under `dest`."""
     for note in build_dir.rglob("*.gcno"):
+        if not profiled(note):
+            continue
         target = dest / note.relative_to(build_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(note, target)

@@ -247,6 +247,9 @@ CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 NOT_CALLS = {"if", "while", "for", "switch", "return", "sizeof", "typeof", "likely",
              "unlikely", "offsetof", "BUILD_BUG_ON", "WARN_ON", "WARN_ON_ONCE",
              "READ_ONCE", "IS_ENABLED"}
+# The user-access macros take an lvalue, a pointer whose type they read,
+# or a label: a 0 there does not build.
+USER_ACCESS = re.compile(r"^(?:__)?(?:unsafe_)?(?:get|put)_user(?:_nocall)?$")
 PLAIN_ARG = re.compile(r"^[A-Za-z_]\w*(?:(?:->|\.)\w+)*$")
 
 
@@ -256,7 +259,7 @@ def argument_mutants(code, original):
     forgets or gets wrong (flags, a count, a task, a pointer)."""
     found, nth = [], 0
     for m in CALL.finditer(code):
-        if m.group(1) in NOT_CALLS:
+        if m.group(1) in NOT_CALLS or USER_ACCESS.match(m.group(1)):
             continue
         lo = m.end() - 1
         hi = closing(code, lo)
@@ -304,7 +307,25 @@ MOVABLE = re.compile(r"^\s*(?!return\b|goto\b|break\b|continue\b|if\b|else\b|"
 NAME = re.compile(r"[A-Za-z_]\w*")
 KEYWORDS = {"if", "return", "sizeof", "NULL", "true", "false", "current", "unsigned", "long"}
 RETURNED = re.compile(r"^(\s*)return\s+([^;]+);\s*$")
-RET_DECLARED = re.compile(r"^\s*(?:int|long|unsigned\s+int|u32)\s+(?:[\w, =\-]*,\s*)?ret\b")
+# `ret` declared at function scope (one tab in), as an integer.
+RET_DECLARED = re.compile(r"^\t(?:int|long|unsigned\s+int|u32)\s+(?:[\w, =\-]*,\s*)?ret\b")
+# A definition whose function returns a pointer: `ret = E;` would not be one.
+RETURNS_POINTER = re.compile(r"\*\s*\w+\s*\(")
+
+
+def written(code):
+    """The names a one-line statement may write: an assignment's left
+    side; every name a call is given (it may write through them)."""
+    m = re.match(r"^\s*([^=;(]+?)\s*[+\-|&]?=[^=]", code)
+    target = m.group(1) if m else code
+    return set(NAME.findall(target)) - KEYWORDS
+
+
+def dependent(a, b):
+    """Does swapping statements a and b change what they do: one writes
+    a name the other uses?"""
+    names_a, names_b = set(NAME.findall(a)) - KEYWORDS, set(NAME.findall(b)) - KEYWORDS
+    return bool(written(a) & names_b or written(b) & names_a)
 
 
 def context_mutants(code, lines, n):
@@ -321,13 +342,16 @@ def context_mutants(code, lines, n):
             and not SKIPPED.match(nxt)
             and code[n][:len(code[n]) - len(code[n].lstrip())]
             == nxt[:len(nxt) - len(nxt.lstrip())]
-            and (set(NAME.findall(code[n])) & set(NAME.findall(nxt))) - KEYWORDS):
+            and dependent(code[n], nxt)):
         found.append(("statement-moved-down", 2, [lines[n], lines[n - 1]]))
     r = RETURNED.match(code[n])
-    if r and r.group(2).strip() != "ret":
+    if r and r.group(2).strip() != "ret" and r.group(1) != "\t":
+        # Not the function's last statement (one tab in): falling off the
+        # end of a function that returns a value does not build.
         for k in range(n - 1, 0, -1):
             if lines[k - 1].startswith("{"):
-                if any(RET_DECLARED.match(code.get(j, "")) for j in range(k + 1, n)):
+                if (not RETURNS_POINTER.search(lines[k - 2] if k > 1 else "")
+                        and any(RET_DECLARED.match(code.get(j, "")) for j in range(k + 1, n))):
                     found.append(("return-kept-as-assignment", 1,
                                   ["%sret = %s;" % (r.group(1), r.group(2).strip())]))
                 break
@@ -351,8 +375,9 @@ def generate(path, before, after):
             counts[op] = counts.get(op, 0) + 1
         for op, nth, new, span in found:
             name = "g-%s-%d-%s%s" % (_slug(path), n, op, "-%d" % nth if counts[op] > 1 else "")
+            # The pin covers every line the mutant replaces.
             out.append(Generated(name, path, n, op, "\n".join(lines[n - 1:n - 1 + span]),
-                                 "\n".join(new), pin_of(lines, n), span))
+                                 "\n".join(new), pin_of(lines, n + span - 1), span))
     return out
 
 

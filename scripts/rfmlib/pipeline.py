@@ -25,7 +25,8 @@ from pathlib import Path
 
 from . import compare, config, guest, kbuild, knobs, ktap, prebuilt, procs, qemu, tree
 from .log import Usage, progress
-from .targets import KERNEL_VARIANTS, kernel_append, kernel_coverage, variant_slot
+from .targets import (KERNEL_VARIANTS, kernel_append, kernel_coverage, variant_configs,
+                      variant_slot)
 
 
 def libc_mode():
@@ -165,10 +166,9 @@ class Pipeline:
                 self.unavailable[kernel] = ("patches/series is empty, so there is no "
                                             "removal patch to build it from yet")
                 continue
-            lacking = [kc for kc in self.kconfigs if variant.get("fragments")
-                       and kc not in variant["fragments"]]
+            lacking = [kc for kc in self.kconfigs if kc not in variant_configs(kernel)]
             if lacking:
-                raise Usage("KERNELS=%s has no config fragments for the %s kernel(s) "
+                raise Usage("KERNELS=%s is not built for the %s kernel(s) "
                             "(targets %s); choose other targets, or KERNELS=series" % (
                                 kernel, ", ".join(lacking), ", ".join(
                                     t.name for t in self.targets if t.kconfig in lacking)))

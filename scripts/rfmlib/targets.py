@@ -289,6 +289,7 @@ KERNEL_VARIANTS = {
     # (kconfig/gcov-runtime.config), so this builds only the profiled
     # files, in the series' build directory.
     "coverage": {"patches": "all+coverage",
+                 "configs": ("x86_64", "i386"),     # x86: gcc's counters (ARM: clang's)
                  "coverage": True,
                  "about": "series + patches/coverage (gcov on the files it touches)"},
     # Test only: de_thread() sleeps on request where a non-leader's exec
@@ -309,6 +310,14 @@ def variant_slot(kernel):
         return kernel
     return {"all": "series", "first": "baseline", "none": "stock"}[
         variant["patches"].split("+")[0]]
+
+
+def variant_configs(kernel):
+    """The kernel configs a variant is built for: those its `configs` or
+    its `fragments` name, or all."""
+    variant = KERNEL_VARIANTS[kernel]
+    names = variant.get("configs") or tuple(variant.get("fragments", {})) or KERNEL_CONFIGS
+    return tuple(names)
 
 
 def has_series(kernel):

@@ -2,13 +2,16 @@
 tracefiles, the lines the series adds, the exemptions of docs/coverage.md
 and the verdict; and the coverage kernel's guest command line."""
 import base64
+import shutil
 import tempfile
 import unittest
 from pathlib import Path
 
-from rfmlib import coverage, qemu
+from rfmlib import coverage, kbuild, qemu
+from rfmlib.config import KCONFIG
 from rfmlib.log import Fatal
-from rfmlib.targets import KERNEL_VARIANTS, kernel_coverage, target
+from rfmlib.targets import (KERNEL_CONFIGS, KERNEL_VARIANTS, kernel_coverage, target,
+                            variant_configs, variant_slot)
 
 
 def stream(files, end="complete"):
@@ -186,6 +189,34 @@ class Guest(unittest.TestCase):
                                     Path("/c"), Path("/r"), coverage=Path("/g"))
             self.assertIn("/g", " ".join(cmd))
             self.assertNotEqual(t.coverage_port, t.results_port)
+
+
+class Build(unittest.TestCase):
+    """The coverage kernel is a few files on top of the series', in the
+    series' build directory."""
+
+    def test_it_shares_the_series_slot_and_is_x86_only(self):
+        self.assertEqual(variant_slot("coverage"), "series")
+        self.assertEqual(variant_configs("coverage"), ("x86_64", "i386"))
+        for kc in ("x86_64", "i386"):
+            self.assertIn("gcov-runtime.config", KERNEL_CONFIGS[kc].tiny_fragments)
+        # a distribution's config does not take it
+        debian = Path("/debian.config")
+        self.assertNotIn(KCONFIG / "gcov-runtime.config",
+                         kbuild.fragment_paths(KERNEL_CONFIGS["x86_64"], debian))
+        self.assertIn(KCONFIG / "gcov-runtime.config",
+                      kbuild.fragment_paths(KERNEL_CONFIGS["x86_64"]))
+
+    def test_only_the_notes_of_objects_built_with_gcov_are_kept(self):
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+        for name, flags in (("now", "gcc -fprofile-arcs -ftest-coverage -c"),
+                            ("before", "gcc -c")):
+            (d / ("%s.gcno" % name)).write_text("notes")
+            (d / (".%s.o.cmd" % name)).write_text("cmd_%s.o := %s %s.c" % (name, flags, name))
+        (d / "orphan.gcno").write_text("notes")
+        kbuild.keep_gcov_notes(d, d / "kept")
+        self.assertEqual(sorted(p.name for p in (d / "kept").iterdir()), ["now.gcno"])
 
 
 if __name__ == "__main__":

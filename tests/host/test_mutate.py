@@ -9,6 +9,8 @@ import unittest
 from pathlib import Path
 
 from rfmlib import config, mutate
+
+shutil_which = shutil.which
 from rfmlib.log import Fatal
 
 from tests.host import util
@@ -222,6 +224,38 @@ class IdenticalImages(unittest.TestCase):
         self.assertEqual(sorted(p.name for p in wrappers.iterdir()), ["gcc"])
         self.assertTrue(env["CCACHE_DIR"].startswith(str(fake / "cache")))
         self.assertNotIn("CC", env.keys() - os.environ.keys())
+
+    def test_a_ccache_link_further_on_path_is_no_compiler(self):
+        """Wrapping a ccache link would run the wrapper again, for ever."""
+        from unittest import mock
+        from rfmlib import kbuild
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+        for sub in ("links", "other", "bin"):
+            (d / sub).mkdir()
+        ccache = shutil.which("ccache") or "/usr/bin/ccache"
+        (d / "links" / "gcc").symlink_to(ccache)
+        (d / "links" / "cc").symlink_to(ccache)
+        (d / "other" / "gcc").symlink_to(ccache)          # someone's own ccache link
+        (d / "bin" / "gcc").write_text("#!/bin/sh\n")
+        (d / "bin" / "cc").write_text("#!/bin/sh\n")
+        for p in (d / "bin").iterdir():
+            p.chmod(0o755)
+        path = "%s:%s" % (d / "other", d / "bin")
+        with mock.patch.object(kbuild, "CCACHE_BIN", d / "links"), \
+                mock.patch.object(shutil, "which", side_effect=lambda n, path=None:
+                                  ccache if n == "ccache" else
+                                  shutil_which(n, path=path)), \
+                mock.patch.dict(os.environ, {"PATH": path}), \
+                mock.patch.object(config, "cache_dir", return_value=d / "cache"):
+            wrappers = kbuild.ccache_wrappers()
+            self.assertEqual(sorted(p.name for p in wrappers.iterdir()), ["cc"])
+            self.assertIn(str(d / "bin" / "cc"), (wrappers / "cc").read_text())
+            (wrappers / "cc").chmod(0o644)              # a cache restored without modes
+            (wrappers / "gone").write_text("")          # a compiler since removed
+            kbuild.ccache_wrappers()
+            self.assertTrue(os.access(wrappers / "cc", os.X_OK))
+            self.assertFalse((wrappers / "gone").exists())
 
     def test_assembler_sources_bypass_ccache(self):
         """ccache cannot see what .incbin takes in (piggy.S takes the

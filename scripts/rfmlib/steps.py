@@ -10,10 +10,11 @@ command and targets from here. An "{out}" in a setting is RFM_OUT.
 make check is the x86 side and must fit CHECK_BUDGET cold on a quiet
 machine of two cores (README: "Measured"); what does not fit runs by its
 own command, on CI's schedule (docs/shards-and-ci.md): the ARM side
-(make check-arm); the i386 kernel's stock and negative control, exec
-window, sparse and perf gate (make matrix-check, exec-window-check,
-sparse, perf-gate on the five x86 targets); the whole mutant catalogues;
-bisect-check; interrupt-check.
+(make check-arm); the negative control (a kernel from scratch, 6 min
+cold; make matrix-check), the i386 kernel's stock, exec window, sparse
+and perf gate (make matrix-check, exec-window-check, sparse, perf-gate
+on the five x86 targets); the whole mutant catalogues; bisect-check;
+interrupt-check.
 
 The coverage gate is in: the coverage kernels are incremental builds
 of the series' (kconfig/gcov-runtime.config), a minute or two cold.
@@ -38,12 +39,14 @@ class Step:
         return dict(self.settings).get(name)
 
 
-# make check builds four kernels from scratch: the series for x86_64 and
-# i386 (the main job's), stock and the negative control for x86_64; the
-# test-only variants, the coverage kernels and the mutants are
-# incremental builds of theirs.
-# Stock and the negative control on the i386 kernel are make
-# matrix-check's, on CI's schedule.
+# make check builds three kernels from scratch: the series for x86_64 and
+# i386 (the main job's) and stock for x86_64; the test-only variants, the
+# coverage kernels and the mutants are incremental builds of theirs.
+# The negative control, and stock on the i386 kernel, are make
+# matrix-check's, on CI's schedule: with the coverage gate in, the
+# negative control's kernel no longer fit the cold budget (42 min 21 s
+# with it, 2026-12-05). The mutants, generated and hand-written, and the
+# coverage gate show here that the cases can fail.
 X86_64_ABIS = "x86_64,x86_64-ia32,x86_64-x32"
 SHORT_MUTANTS = "walk-misaligned-word-accepted,compat-offset-64-bit-sum,get-head-before-len"
 
@@ -66,9 +69,9 @@ CHECK = (
          "x86 targets, every case passing and agreeing", (("KERNELS", "series"),)),
     Step("coverage", "coverage", "every line the series adds reached on the five x86 "
          "targets (gcov), or named in docs/coverage.md"),
-    Step("matrix-x86_64", "matrix-check", "series against stock, and the negative control, "
-         "on the x86_64 kernel's three ABIs",
-         (("KERNELS", "series,stock,baseline"), ("TARGETS", X86_64_ABIS),
+    Step("matrix-x86_64", "matrix-check", "series against stock on the x86_64 kernel's "
+         "three ABIs",
+         (("KERNELS", "series,stock"), ("TARGETS", X86_64_ABIS),
           ("RFM_OUT", "{out}/x86_64"))),
     Step("exec-window-short", "matrix-check", "the exec cases inside de_thread()'s windows",
          (("KERNELS", "exec-window"), ("TARGETS", X86_64_ABIS),

@@ -11,7 +11,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -94,6 +94,12 @@ exec-window-check:
 
 exec-window-short:
 	$(RFM) check --step exec-window-short
+
+## mainline-check: the series against stock and mainline (Debian's 7.3), with
+## mainline's futex selftests, on the eight targets and x86_64 without
+## CONFIG_COMPAT (docs/mainline.md)
+mainline-check:
+	KERNELS=series,stock,mainline TARGETS="all x86_64-noia32" RFM_OUT=$${RFM_OUT:-out}/mainline $(RFM) matrix-check
 
 ## distro-check: the series and stock built from Debian's own config
 ## (kconfig/distro.config), on the x86 targets and x86_64-la57 (5-level

@@ -42,6 +42,12 @@ KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 ARCHIVES = {
     "bookworm": (("DEBIAN_MIRROR", ("bookworm", "bookworm-updates")),
                  ("DEBIAN_SECURITY_MIRROR", ("bookworm-security",))),
+    # Newer kernel trees (the mainline oracle): trixie's and its
+    # backports' (7.2 and 7.3 also reach sid, but sid's Release files on
+    # this machine's mirror are past their Valid-Until, 2026-12-06).
+    # Only linux-source packages are taken from it.
+    "trixie": (("DEBIAN_MIRROR", ("trixie", "trixie-updates", "trixie-backports")),
+               ("DEBIAN_SECURITY_MIRROR", ("trixie-security",))),
 }
 
 # Indexes younger than this are not downloaded again before a lookup;

@@ -8,16 +8,20 @@ dict (the content of matrix.json) that report.py renders. Three questions:
    only agree between targets of the same ABI; one marked [target: why] may
    differ, and the reason is shown. A SKIP, ERROR or MISS is never
    agreement.
-2. Across kernels, per target: does `series` match `stock` on every case
-   (status and observations), except where deviations.txt names the case?
-3. The negative control: does `baseline` fail what tests/negative-control.txt
+2. Across kernels, per target: does each subject (`series`) match each
+   of its references (`stock`, `mainline`) on every case (status and
+   observations), except where that reference's deviations file
+   (patches/deviations.txt, patches/deviations-mainline.txt) names the
+   case? Kernels are told apart by their role (targets.role), never by
+   name.
+3. The negative control: does it fail what tests/negative-control.txt
    says it must (so the tests can be seen to fail)?
 """
 import fnmatch
 from dataclasses import dataclass, field
 
-from . import ktap
-from .targets import HARDENING_CPU_FLAGS, has_series
+from . import config, ktap
+from .targets import CONTROL, HARDENING_CPU_FLAGS, REFERENCE, comparisons, deviations_file, role
 from .ktap import FAIL, PASS, SKIP, ERROR, MISS
 
 NA = "-"   # the case is not built for this target's word size
@@ -63,6 +67,13 @@ def _match(rules, key):
         if fnmatch.fnmatchcase(key, glob):
             return text
     return None
+
+
+def deviation(rules, case, target):
+    """The reason a deviations file gives for `case` on `target`: a line
+    `case@target-glob  reason` names the case where a target's kernel
+    decides (a 32-bit kernel, say), a line `case-glob  reason` everywhere."""
+    return _match(rules, "%s@%s" % (case, target)) or _match(rules, case)
 
 
 def _program_of(key, programs):
@@ -112,10 +123,14 @@ def _plan_complete(run, key):
 def _cell(run, key, cases=None):
     case = (cases if cases is not None else run.run.cases()).get(key)
     if case is not None:
-        return {"status": case.status, "reason": case.reason,
+        cell = {"status": case.status, "reason": case.reason,
                 "obs": {k: {"value": o.value, "scope": o.scope, "why": o.why}
                         for k, o in case.obs.items()},
                 "diag": case.diag}
+        if case.first:          # init ran its program twice
+            cell["first"] = case.first
+            cell["flaky"] = case.flaky
+        return cell
     if run.programs and _program_of(key, run.programs) is None:
         return {"status": NA, "reason": "not built for this word size",
                 "obs": {}, "diag": []}
@@ -211,7 +226,8 @@ def compare_targets(runs_by_target, targets):
 
 
 def compare_kernels(rows_by_kernel, ref, other, deviations):
-    """series vs stock: per target and case, status and observations."""
+    """A subject (`other`) vs a reference (`ref`): per target and case,
+    status and observations."""
     out = []
     ref_rows = {r["case"]: r for r in rows_by_kernel.get(ref, [])}
     other_rows = {r["case"]: r for r in rows_by_kernel.get(other, [])}
@@ -243,7 +259,7 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
                 verdict = ("obs differ: " + ", ".join(sorted(diff))) if diff else None
             if verdict is None:
                 continue
-            why = _match(deviations, key)
+            why = deviation(deviations, key, target)
             out.append({"case": key, "target": target,
                         "difference": verdict, "deviation": why,
                         "ok": why is not None})
@@ -312,17 +328,57 @@ def _no_result(runs, rows_by_kernel, kernel, case, target):
 RACE = "[race]"
 
 
-def build_matrix(runs, targets, kernels, deviations=(), control=(),
+def _expected_failure(rules, row):
+    """The reason a reference's row fails as its deviations file says, or
+    None. Where a line names the case it must fail (or be skipped, or not
+    be built), and pass elsewhere; a fix for a race ("[race]" in its reason) may pass
+    too: without it the case fails only where the race went the wrong
+    way, so any mix of passing and failing targets is expected."""
+    reasons = {t: deviation(rules, row["case"], t) for t in row["cells"]}
+    if not any(reasons.values()):
+        return None
+    for t, cell in row["cells"].items():
+        why = reasons[t]
+        # A case that cannot run there (SKIP: what it needs is absent) is
+        # no pass either.
+        allowed = ((FAIL, SKIP, NA, PASS) if why.startswith(RACE) else (FAIL, SKIP, NA)) \
+            if why else (PASS, SKIP, NA)
+        if cell["status"] not in allowed:
+            return None
+    return next(r for r in reasons.values() if r)
+
+
+def _where_named(rules, row):
+    """"here" when a deviation names the case on every target, else the
+    targets it names."""
+    named = [t for t in row["cells"] if deviation(rules, row["case"], t)]
+    return "here" if len(named) == len(row["cells"]) else "on %s" % ",".join(named)
+
+
+def load_deviations(kernels):
+    """{reference: [(glob, text)]}: each reference's deviations file."""
+    return {k: load_rules(config.PATCHES / deviations_file(k)) for k in kernels
+            if role(k) == REFERENCE}
+
+
+def build_matrix(runs, targets, kernels, deviations=None, control=(),
                  unavailable=None, meta=None):
-    """Everything matrix.json holds, including the exit status."""
+    """Everything matrix.json holds, including the exit status.
+    `deviations`: {reference: rules}, or one list of rules for every
+    reference (host tests, make mutate); None: each reference's file."""
     unavailable = unavailable or {}
+    if deviations is None:
+        deviations = load_deviations(kernels)
+    elif not isinstance(deviations, dict):
+        deviations = {k: deviations for k in kernels if role(k) == REFERENCE}
     matrix = {"meta": dict(meta or {}), "targets": [t.name for t in targets],
-              "kernels": {}, "kernel_comparison": [], "control": None}
+              "kernels": {}, "kernel_comparison": [], "comparisons": [], "control": None}
     failures, incomplete = [], []
     rows_by_kernel = {}
+    controls = [k for k in kernels if role(k) == CONTROL]
     for kernel in kernels:
         if kernel in unavailable:
-            matrix["kernels"][kernel] = {"available": False,
+            matrix["kernels"][kernel] = {"available": False, "role": role(kernel),
                                          "reason": unavailable[kernel]}
             continue
         by_target = runs.get(kernel, {})
@@ -355,21 +411,19 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
             if run.console:
                 failures.append("%s/%s: kernel trouble on the console: %s" % (
                     kernel, t.name, run.console[0][1]))
-        matrix["kernels"][kernel] = {"available": True, "guests": guests,
-                                     "cases": rows}
-        if kernel == "baseline":
+        matrix["kernels"][kernel] = {"available": True, "role": role(kernel),
+                                     "guests": guests, "cases": rows}
+        if role(kernel) == CONTROL:
             continue   # its failures are the point; judged by the control
         for row in rows:
-            # A fix of the series that this kernel lacks: its failure is
-            # expected, with the reason deviations.txt gives.
-            reason = None if has_series(kernel) else _match(deviations, row["case"])
-            # A fix for a race ("[race]" in its reason): without it the case
-            # fails only where the race went the wrong way, so any mix of
-            # passing and failing targets is expected.
-            allowed = (FAIL, NA, PASS) if reason and reason.startswith(RACE) else (FAIL, NA)
-            if reason and all(c["status"] in allowed for c in row["cells"].values()):
+            # What a reference lacks of the subjects (a fix, a new ABI):
+            # its failure is expected where its deviations file names the
+            # case, with the reason it gives.
+            reason = _expected_failure(deviations.get(kernel, ()), row)
+            if reason:
                 row["expected_failure"] = reason
-                row["verdict"] = "expected to fail here: %s" % reason.split(":")[0]
+                row["verdict"] = "expected to fail %s: %s" % (
+                    _where_named(deviations.get(kernel, ()), row), reason.split(":")[0])
                 continue
             if row["agree"] is False:
                 (incomplete if row["verdict"].startswith("incomplete")
@@ -379,41 +433,51 @@ def build_matrix(runs, targets, kernels, deviations=(), control=(),
                     failures.append("%s/%s: %s %s%s" % (
                         kernel, t, row["case"], cell["status"],
                         " (%s)" % cell["reason"] if cell["reason"] else ""))
-    if "series" in rows_by_kernel and "stock" in rows_by_kernel:
-        cmp_rows = compare_kernels(rows_by_kernel, "stock", "series", deviations)
-        matrix["kernel_comparison"] = cmp_rows
+    for cmp in comparisons(tuple(rows_by_kernel)):
+        cmp_rows = compare_kernels(rows_by_kernel, cmp.reference, cmp.subject,
+                                   deviations.get(cmp.reference, ()))
+        for c in cmp_rows:
+            c.update(subject=cmp.subject, reference=cmp.reference)
+        matrix["comparisons"].append({"subject": cmp.subject, "reference": cmp.reference,
+                                      "deviations": "patches/%s" % cmp.deviations,
+                                      "rows": cmp_rows})
+        matrix["kernel_comparison"] += cmp_rows
         for c in cmp_rows:
             if c["ok"] is False:
                 # A side with no result (MISS, or its guest never ran) is
                 # not a difference yet: incomplete, as a MISS cell is.
                 unknown = any(_no_result(runs, rows_by_kernel, k, c["case"], c["target"])
-                              for k in ("series", "stock"))
-                (incomplete if unknown else failures).append("series vs stock: %s on %s: %s" % (
-                    c["case"], c["target"], c["difference"]))
-    if "baseline" in kernels:
-        if "baseline" in rows_by_kernel and runs.get("baseline"):
-            ctl = check_control(rows_by_kernel["baseline"], control)
-            matrix["control"] = {"available": True, "rules": ctl}
+                              for k in (cmp.subject, cmp.reference))
+                (incomplete if unknown else failures).append("%s: %s on %s: %s" % (
+                    cmp.title, c["case"], c["target"], c["difference"]))
+    for kernel in controls:
+        if kernel in rows_by_kernel and runs.get(kernel):
+            ctl = check_control(rows_by_kernel[kernel], control)
+            matrix["control"] = {"available": True, "kernel": kernel, "rules": ctl}
             failures += ["negative control: %s: %s" % (c["rule"], c["detail"])
                          for c in ctl if not c["ok"]]
         else:
-            matrix["control"] = {"available": False,
-                                 "reason": unavailable.get("baseline",
-                                                           "no baseline guest ran")}
-    # The baseline's failures are expected: counted apart, not as failures.
+            matrix["control"] = {"available": False, "kernel": kernel,
+                                 "reason": unavailable.get(kernel, "no %s guest ran" % kernel)}
+    # The control's failures are expected: counted apart, not as failures.
     counts = {s: 0 for s in ktap.STATUSES}
     control_counts = {s: 0 for s in ktap.STATUSES}
     expected_failures = 0
     for kernel, rows in rows_by_kernel.items():
-        into = control_counts if kernel == "baseline" else counts
+        into = control_counts if role(kernel) == CONTROL else counts
         for row in rows:
             for cell in row["cells"].values():
                 if row.get("expected_failure") and cell["status"] == FAIL:
                     expected_failures += 1
                 elif cell["status"] in into:
                     into[cell["status"]] += 1
+    # Another suite's case that failed, then passed when init ran its
+    # program again: a pass, but never a plain one.
+    flaky = ["%s/%s: %s: %s, then PASS" % (kernel, t, row["case"], cell["first"])
+             for kernel, rows in rows_by_kernel.items() for row in rows
+             for t, cell in row["cells"].items() if cell.get("flaky")]
     status = 1 if failures else 2 if incomplete else 0
-    matrix["summary"] = {"exit_status": status, "counts": counts,
+    matrix["summary"] = {"exit_status": status, "counts": counts, "flaky": flaky,
                          "control_counts": control_counts,
                          "expected_failures": expected_failures,
                          "failures": failures, "incomplete": incomplete}

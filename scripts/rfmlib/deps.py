@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from . import archive, atomic, config, knobs, procs, steps
 from .log import Fatal, one_line, progress, warn
 from .tables import format_table
-from .targets import KERNEL_CONFIGS, USERLANDS
+from .targets import KERNEL_CONFIGS, KERNEL_VARIANTS, USERLANDS
 
 APT, DEB, NPM = "apt", "deb", "npm"
 
@@ -73,6 +73,8 @@ NEEDS = (
          "costs a cache hit"),
     Need(DEB, config.LINUX_SOURCE_PACKAGE, "the kernel tree (pinned in patches/trees.json)",
          BUILDING + ("checkpatch", "host-tests")),
+    Need(DEB, KERNEL_VARIANTS["mainline"]["tree"], "mainline's tree: the mainline kernel and "
+         "its futex selftests (pinned in patches/trees.json)", knobs.MATRIX + ("kernels",)),
     # x86 kernels and guests.
     Need(APT, "libelf-dev", "objtool, in x86 kernel builds", kernel_arches=X86),
     Need(APT, "qemu-system-x86", "booting the x86 guests", kernel_arches=X86),
@@ -285,7 +287,7 @@ def npm_install():
 
 def _deb(need):
     """Download (or find in the cache) what a deb row names."""
-    if need.name == config.LINUX_SOURCE_PACKAGE:
+    if need.name in archive.pins():
         return archive.kernel_source(need.name).describe()
     if need.name == "lava-server":
         return lava_server().name

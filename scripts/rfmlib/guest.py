@@ -23,6 +23,9 @@ LIBC_MODES = ("static", "shared")
 # robust mutexes, so it is the one linked against the shared libc.
 ROBUST_MUTEX_API = "pthread_mutexattr_setrobust"
 LIBRARY_PATH_FILE = "/etc/rfm-library-path"   # read by init
+# Programs of another suite (mainline's selftests) that init runs a second
+# time when they fail: one name a line, read by init.
+RERUN_FILE = "/etc/rfm-rerun"
 
 
 # Programs of tests/common that a suite also runs, for as long as it
@@ -226,16 +229,22 @@ def initrd_for(kernel_dir, cpio):
     return out
 
 
-def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
-    """The cpio archive for a userland (built without root)."""
+def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static",
+                    external_dir=None):
+    """The cpio archive for a userland (built without root). `external_dir`:
+    another suite's programs (mainline's selftests), as EXTRA's, which
+    init runs again when they fail (RERUN_FILE lists them)."""
     programs = build_programs(user, suite, libc)
     extras = extra_programs(extra_dir, user)
+    external = extra_programs(external_dir, user)
     bb = busybox(user)
     tests = [(p.name, p) for p in sorted((programs / "tests").iterdir())]
     names = {name for name, _ in tests}
-    for name, path in extras:
+    for name, path in extras + external:
         if name in names:
             raise Fatal("EXTRA program %s has the name of a project test" % path)
+        names.add(name)
+    extras += external
     closure = sharedlibs.Closure(user)
     for name, path in tests + extras:
         closure.add_program(path, "%s (%s)" % (name, path))
@@ -249,9 +258,10 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
     for name, path in tests + extras:
         spec.append("file /tests/%s %s 0755 0 0" % (name, path))
     library_path = ":".join(closure.library_path)
+    rerun = "".join("%s\n" % name for name, _ in external)
     key = _hash_files([programs / "init", bb] + [p for _, p in tests + extras]
                       + [Path(f) for f in closure.host_files()],
-                      user.name + suite + "\n".join(spec) + library_path)
+                      user.name + suite + "\n".join(spec) + library_path + rerun)
     cpio = config.cache_dir() / "initramfs" / ("%s-%s.cpio" % (user.name, key))
     result = cpio, [n for n, _ in tests], [n for n, _ in extras]
     if cpio.exists():
@@ -262,14 +272,22 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static"):
         atomic.write(path_file, library_path + "\n")
         spec += ["dir /etc 0755 0 0",
                  "file %s %s 0644 0 0" % (LIBRARY_PATH_FILE, path_file)]
+    if rerun:
+        rerun_file = cpio.with_suffix(".rerun")
+        atomic.write(rerun_file, rerun)
+        if "dir /etc 0755 0 0" not in spec:
+            spec.append("dir /etc 0755 0 0")
+        spec.append("file %s %s 0644 0 0" % (RERUN_FILE, rerun_file))
     spec_path = cpio.with_suffix(".list")
     atomic.write(spec_path, "\n".join(spec) + "\n")
     with atomic.new_file(cpio) as tmp, open(tmp, "wb") as f:
         subprocess.run([str(gen_init_cpio(tree)), str(spec_path)], stdout=f,
                        check=True)
         checkpoint("initramfs")
-    progress("initramfs", "%s: %d %s program(s)%s%s" % (
-        user.name, len(tests), suite, ", %d extra" % len(extras) if extras else "",
+    progress("initramfs", "%s: %d %s program(s)%s%s%s" % (
+        user.name, len(tests), suite, ", %d extra" % (len(extras) - len(external))
+        if len(extras) > len(external) else "",
+        ", %d of another suite" % len(external) if external else "",
         ", %d shared librar(ies)" % len(closure.host_files()) if closure.host_files() else ""))
     return result
 

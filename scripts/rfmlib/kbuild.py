@@ -79,11 +79,13 @@ def compiler_ident(kconfig):
 BUILD_RECIPE = 2
 
 
-def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None, salt=""):
+def kernel_key(kconfig, tree_key, extra_fragments=(), base_config=None, salt="",
+               package=None):
     """`salt` keys a kernel apart from the same sources' usual one (make
-    mutate's pinned reference)."""
+    mutate's pinned reference); `package`: the Debian tree, when not the
+    series' (its version is in the key either way)."""
     h = hashlib.sha256()
-    h.update(("%s|%s|%s|%s\n" % (tree.source().version, tree_key,
+    h.update(("%s|%s|%s|%s\n" % (tree.source(package=package).version, tree_key,
                                  kconfig.arch, compiler_ident(kconfig))).encode())
     h.update(b"recipe\0%d" % BUILD_RECIPE)
     if salt:            # keyed as before when there is none
@@ -233,41 +235,48 @@ def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=(
                     % (label, "\n    ".join(missing)))
 
 
-def cached(kconfig_name, patches, extra_fragments=(), base_config=None, salt=""):
+def cached(kconfig_name, patches, extra_fragments=(), base_config=None, salt="",
+           package=None):
     """(key, directory) of the finished kernel for pristine + patches; the
     directory holds bzImage only if it was built."""
     tree_key = tree.patch_key(patches) if patches else "pristine"
     key = kernel_key(KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments, base_config,
-                     salt)
+                     salt, package)
     return key, config.cache_dir() / "kernels" / key
 
 
 def build(tree_slot, patches, kconfig_name, extra_fragments=(),
-          label=None, targets=None, base_config=None, salt=""):
+          label=None, targets=None, base_config=None, salt="", package=None):
     """Return the directory holding the built kernel (bzImage, .config).
+    `package`: the Debian tree to build from, when not the series'.
 
     The tree slot is only patched when the kernel is not in the cache, so
     a run whose kernels are all built never waits for another run's tree."""
     kconfig = KERNEL_CONFIGS[kconfig_name]
     targets = targets or (Path(kconfig.image).name,)    # bzImage, Image, zImage
     label = label or "%s/%s" % (tree_slot, kconfig_name)
-    key, done = cached(kconfig_name, patches, extra_fragments, base_config, salt)
+    key, done = cached(kconfig_name, patches, extra_fragments, base_config, salt, package)
     if (done / "bzImage").exists():
         progress("kernel", "%s: cached (%s)" % (label, key))
         return done
-    src, _ = tree.variant_tree(tree_slot, patches)
+    src, _ = tree.variant_tree(tree_slot, patches, package)
     try:
         return build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets,
-                        base_config)
+                        base_config, package)
     finally:
         tree.release(tree_slot)   # built: other runs may re-patch the slot
 
 
+def build_dir_of(tree_slot, kconfig, package=None):
+    """The build directory kept for a tree slot and a kernel config."""
+    return (config.cache_dir() / "build" / tree.source(package=package).version
+            / tree_slot / kconfig.name)
+
+
 def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets,
-             base_config=None):
+             base_config=None, package=None):
     """Build kernel `key` from the tree at `src` in the slot's build dir."""
-    build_dir = (config.cache_dir() / "build" / tree.source().version
-                 / tree_slot / kconfig.name)
+    build_dir = build_dir_of(tree_slot, kconfig, package)
     build_dir.mkdir(parents=True, exist_ok=True)
     # One make at a time per build directory, across concurrent runs. make
     # and its children inherit the lock: if this run is killed, the next
@@ -435,8 +444,7 @@ def sparse_check(tree_slot, patches, kconfig_name, sources):
     log_path = done / "sparse.log"
     if log_path.exists():
         return log_path.read_text(errors="replace")
-    build_dir = (config.cache_dir() / "build" / tree.source().version
-                 / tree_slot / kconfig.name)
+    build_dir = build_dir_of(tree_slot, kconfig)
     build_dir.mkdir(parents=True, exist_ok=True)
     label = "%s/%s" % (tree_slot, kconfig_name)
     src, _ = tree.variant_tree(tree_slot, patches)

@@ -22,7 +22,7 @@ from . import knobs
 from .compare import NA
 from .ktap import ERROR, FAIL, MISS, PASS, SKIP
 from .log import Fatal
-from .targets import KERNEL_CONFIGS, KERNEL_VARIANTS, TARGETS
+from .targets import CONTROL, KERNEL_CONFIGS, KERNEL_VARIANTS, TARGETS, role
 
 VERSION = {"major": 5, "minor": 3}
 # KCIDB's admins assign each submitter an origin; KCIDB_ORIGIN= sets it.
@@ -81,7 +81,7 @@ def _target(name):
 def _checkout(kernel, meta, org):
     """(id, checkout object) of the source `kernel` was built from."""
     prov = meta.get("provenance") or {}
-    tree = prov.get("tree") or {}
+    tree = (prov.get("trees") or {}).get(kernel) or prov.get("tree") or {}
     base = "%s %s" % (tree.get("package", "?"), tree.get("version", "?"))
     if KERNEL_VARIANTS.get(kernel, {}).get("prebuilt"):
         local = "prebuilt-%s" % kernel
@@ -132,7 +132,7 @@ def _build(kernel, kc, checkout_id, meta, org):
             ("tinyconfig",) + kconfig.fragments
             + (() if variant.get("base") else kconfig.tiny_fragments)
             + tuple(variant.get("fragments", {}).get(kc, ())))
-    if kernel == "baseline":
+    if role(kernel) == CONTROL:
         obj["comment"] += " (the negative control: its death_* cases must fail)"
     if built.get("compiler"):
         obj["compiler"] = built["compiler"]
@@ -155,7 +155,10 @@ def report(matrix):
     run = meta.get("date") or "undated"
     out = {"version": dict(VERSION), "checkouts": [], "builds": [], "tests": []}
     checkouts, builds = {}, {}
-    vs_stock = {(d["case"], d["target"]): d for d in matrix.get("kernel_comparison", [])}
+    # A subject's differences from each of its references, by case and target.
+    versus = {}
+    for d in matrix.get("kernel_comparison", []):
+        versus.setdefault((d.get("subject", "series"), d["case"], d["target"]), []).append(d)
 
     def test(kernel, target, path, status, build_id, **fields):
         obj = {"id": "%s:%s/%s/%s/%s" % (org, run, kernel, target.name, path),
@@ -204,13 +207,12 @@ def report(matrix):
                 misc = {"rfm_status": cell["status"], "kernel": kernel,
                         "target": name, "case": row["case"],
                         "obs": {o: v["value"] for o, v in cell.get("obs", {}).items()}}
-                if kernel == "baseline":
+                if role(kernel) == CONTROL:
                     misc["negative_control"] = True
                 else:
                     misc["targets"] = row["verdict"]
-                d = vs_stock.get((row["case"], name)) if kernel == "series" else None
-                if d:
-                    misc["vs_stock"] = d["difference"] + (
+                for d in versus.get((kernel, row["case"], name), []):
+                    misc["vs_%s" % d.get("reference", "stock")] = d["difference"] + (
                         " (deviation: %s)" % d["deviation"] if d["deviation"]
                         else " (unexpected)" if d["ok"] is False else "")
                 test(kernel, t, test_path(row["case"]), CASE_STATUS[cell["status"]], bid,

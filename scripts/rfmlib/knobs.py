@@ -275,6 +275,10 @@ KNOBS = (
     Knob("STRESS_SECONDS", seconds, "20", "stress time per case and target", ("stress",)),
     Knob("BISECT_FROM", positive, "1", "make bisect-check: the first step built; the patches "
          "before it are applied, not checked (a series that grew at its end)", ("bisect-check",)),
+    Knob("SELFTESTS", one_of("auto", "yes", "no"), "auto",
+         "mainline's futex selftests (tools/testing/selftests/futex of the mainline "
+         "variant's Debian tree) in the guests, on every kernel: auto: when KERNELS has "
+         "mainline", MATRIX),
     Knob("LIBC", one_of("static", "shared"), "static",
          "how the project's robust-mutex programs link: static, or against the "
          "installed shared glibc of each ABI", MATRIX + ("shell",)),

@@ -32,6 +32,17 @@ why]" one that may differ between targets, for the reason given.
 Statuses: PASS, FAIL, SKIP; ERROR when the program ended (timeout, crash)
 without reporting a planned case; MISS when the log stops before it (the
 guest died or the log was truncated). Nothing missing is ever a pass.
+
+Another suite's program (mainline's selftests) that failed is run a
+second time by init, which keeps the first attempt as comments of the
+subtest, before the second attempt's output:
+
+        # rfm-first-attempt: not ok 3 global.test_b
+        # rfm-first-attempt-result: exit status 1
+
+The cases are the second attempt's; each keeps its first result
+(Case.first), so that one that failed and then passed is reported as
+flaky, with both results, never as a plain pass.
 """
 import re
 from dataclasses import dataclass, field
@@ -64,6 +75,15 @@ class Case:
     reason: str = ""
     obs: dict = field(default_factory=dict)
     diag: list = field(default_factory=list)
+    # The first attempt's "STATUS (reason)", when init ran the program
+    # twice; "" otherwise.
+    first: str = ""
+
+    @property
+    def flaky(self):
+        """Failed on the first attempt, passed on the second."""
+        return bool(self.first) and not self.first.startswith((PASS, SKIP)) \
+            and self.status == PASS
 
     @property
     def key(self):
@@ -77,6 +97,14 @@ class Suite:
     reason: str = ""
     planned: int = None
     cases: list = field(default_factory=list)
+    # The first attempt of a program init ran twice: {case: "STATUS
+    # (reason)"}, and why the attempt failed.
+    first: dict = field(default_factory=dict)
+    first_result: str = ""
+
+
+FIRST_ATTEMPT_RE = re.compile(r"^#\s*rfm-first-attempt:\s?(.*)$")
+FIRST_RESULT_RE = re.compile(r"^#\s*rfm-first-attempt-result:\s*(.*)$")
 
 
 @dataclass
@@ -117,7 +145,9 @@ def _close_suite(suite, reported_result):
         # A program that printed no KTAP of its own: the program is the case.
         status = suite.status if reported_result else MISS
         suite.cases.append(Case(suite.name, "", status, suite.reason if reported_result
-                                else "started; the log ends before its result"))
+                                else "started; the log ends before its result",
+                                first="%s (%s)" % (FAIL, suite.first_result)
+                                if suite.first_result else ""))
     elif reported_result and suite.status == FAIL and not any(
             c.status in (FAIL, ERROR, MISS) for c in suite.cases):
         # All cases passed yet the program failed (crash after the last
@@ -130,6 +160,7 @@ def parse(text):
     suite = None
     pending_obs, pending_diag = {}, []
     names_seen = set()
+    nameless = None         # (status, reason) of a result line without a name
 
     for raw in text.replace("\r", "").split("\n"):
         if not raw.strip():
@@ -139,6 +170,10 @@ def parse(text):
             continue
         indent = len(raw) - len(raw.lstrip(" "))
         line = raw.strip()
+        if nameless and suite is not None and (indent == 0 or SUBTEST_RE.match(line)):
+            # No named result followed it: it is a case of its own.
+            suite.cases.append(Case(suite.name, "", nameless[0], nameless[1]))
+            nameless = None
 
         if indent == 0:
             m = RESULT_RE.match(line)
@@ -194,6 +229,18 @@ def parse(text):
             suite = Suite("(unnamed)")
             run.suites.append(suite)
             run.problems.append("indented output outside a subtest")
+        m = FIRST_ATTEMPT_RE.match(line)
+        if m:
+            first = RESULT_RE.match(m.group(1).strip())
+            if first:
+                status, reason = _status(first.group(1) == "ok", first.group(4))
+                suite.first[first.group(3).strip()] = "%s%s" % (
+                    status, " (%s)" % reason if reason else "")
+            continue
+        m = FIRST_RESULT_RE.match(line)
+        if m:
+            suite.first_result = m.group(1).strip()
+            continue
         m = PLAN_RE.match(line)
         if m:
             suite.planned = int(m.group(1))
@@ -204,10 +251,24 @@ def parse(text):
                                           (m.group(4) or "").strip())
             continue
         m = RESULT_RE.match(line)
+        if m and not m.group(3).strip():
+            # A result without a name: kselftest's ksft_test_result_skip()
+            # (or _fail()) called inside a harness test prints one, with
+            # its own number, before the harness's result of that test.
+            # It belongs to the next named result.
+            nameless = _status(m.group(1) == "ok", m.group(4))
+            continue
         if m:
             status, reason = _status(m.group(1) == "ok", m.group(4))
+            if nameless and status == PASS and nameless[0] != PASS:
+                status, reason = nameless
+            nameless = None
             case = Case(suite.name, m.group(3).strip(), status, reason,
                         pending_obs, pending_diag)
+            if suite.first_result:
+                # Not reported on the first attempt: it never got there.
+                case.first = suite.first.get(case.name, "%s (not reached: %s)" % (
+                    ERROR, suite.first_result))
             if case.key in names_seen:
                 run.problems.append("duplicate case %s" % case.key)
                 case.name += "#%s" % m.group(2)

@@ -5,13 +5,13 @@ import datetime
 import json
 import shutil
 
-from . import atomic, compare, config, deps, guest, kbuild, knobs, merge, report, tree
+from . import (atomic, compare, config, deps, guest, kbuild, knobs, kselftest, merge, report,
+               tree)
 from .log import Usage, progress, warn
 from .pipeline import Pipeline, boot_all, libc_mode, load_guest_run, program_timeout
-from .targets import KERNEL_CONFIGS, select_targets
+from .targets import KERNEL_CONFIGS, select_targets, variant_tree
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
-DEVIATIONS = config.PATCHES / "deviations.txt"
 # The files of one run's verdict, all removed when a run starts.
 VERDICT_FILES = ("run.json", "matrix.txt", "matrix.json", "junit.xml", "kcidb.json")
 
@@ -19,6 +19,8 @@ VERDICT_FILES = ("run.json", "matrix.txt", "matrix.json", "junit.xml", "kcidb.js
 def run_meta(accel, described, extra=None):
     """What the report says about a run: tree, accelerator, kernels, date."""
     return {"tree": tree.source().describe(),
+            "trees": {k: tree.source(package=variant_tree(k)).describe()
+                      for k in described if variant_tree(k)},
             "accel": accel, "kernels": described,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "extra": str(extra or "")}
@@ -38,7 +40,8 @@ def matrix_run(kernels, targets, extra, out=None):
     # is killed leaves no matrix (make report then says so), never an old one.
     for name in VERDICT_FILES:
         (out / name).unlink(missing_ok=True)
-    p = Pipeline(kernels, targets, extra=extra, libc=libc).build()
+    p = Pipeline(kernels, targets, extra=extra, libc=libc,
+                 selftests=kselftest.wanted(kernels)).build()
     backend = p.backend()
     for k in kernels:
         shutil.rmtree(out / k, ignore_errors=True)
@@ -76,7 +79,7 @@ def render(runs, kernels, targets, unavailable, meta, out, show=True):
     """Compare, write matrix.{txt,json}, junit.xml and kcidb.json, print
     (unless not `show`); the exit status."""
     matrix = compare.build_matrix(
-        runs, targets, kernels, deviations=compare.load_rules(DEVIATIONS),
+        runs, targets, kernels,
         control=compare.load_rules(CONTROL_RULES), unavailable=unavailable, meta=meta)
     text = report.write_all(matrix, out)
     progress("report", "%s/{matrix.txt,matrix.json,junit.xml}" % out)

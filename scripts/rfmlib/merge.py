@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import config, tree
 from .log import Fatal, progress
-from .targets import KERNEL_VARIANTS, select_kernels
+from .targets import KERNEL_VARIANTS, select_kernels, variant_tree
 
 # The files of a cell (out/<kernel>/<target>/) that the matrix is read
 # from; two copies of a cell are the same cell if these and its record in
@@ -62,6 +62,9 @@ def provenance(kernels, targets, images, unavailable, initrds, compiler):
     series = tree.read_series()
     return {
         "tree": tree.source().record(),
+        # The variants built from another Debian tree (mainline's).
+        "trees": {k: tree.source(package=variant_tree(k)).record() for k in kernels
+                  if k not in unavailable and variant_tree(k)},
         "series": {"key": tree.patch_key(series),
                    "patches": [{"name": p.name, "sha256": _sha256(p)} for p in series]},
         "kernels": {k: {kc: {"key": images[(k, kc)].name,

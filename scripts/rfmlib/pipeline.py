@@ -23,10 +23,11 @@ directory as the job ends: the same shape.
 import dataclasses
 from pathlib import Path
 
-from . import compare, config, guest, kbuild, knobs, ktap, prebuilt, procs, qemu, tree
+from . import (compare, config, guest, kbuild, knobs, kselftest, ktap, prebuilt, procs, qemu,
+               tree)
 from .log import Usage, progress
 from .targets import (KERNEL_VARIANTS, kernel_append, kernel_coverage, variant_configs,
-                      variant_slot)
+                      variant_slot, variant_tree)
 
 
 def libc_mode():
@@ -132,7 +133,8 @@ def build_kernel(kernel, kconfig, targets):
     extra = variant.get("fragments", {})
     return kbuild.build(variant_slot(kernel), patches, kconfig, label="%s/%s" % (kernel, kconfig),
                         extra_fragments=[config.KCONFIG / f for f in extra.get(kconfig, ())],
-                        base_config=prebuilt.base_config(variant, kconfig))
+                        base_config=prebuilt.base_config(variant, kconfig),
+                        package=variant_tree(kernel))
 
 
 def describe(kernel, images):
@@ -141,7 +143,7 @@ def describe(kernel, images):
     if variant.get("prebuilt"):
         return "; ".join(sorted({prebuilt.describe(d) for (k, _), d in images.items()
                                  if k == kernel}))
-    text = "%s + %d patch(es)" % (tree.source().linux,
+    text = "%s + %d patch(es)" % (tree.source(package=variant_tree(kernel)).linux,
                                   len(tree.patches_for(variant["patches"])))
     return text + (", Debian's config" if variant.get("base") else "")
 
@@ -149,9 +151,12 @@ def describe(kernel, images):
 class Pipeline:
     """Kernels x targets, their images, and the guests that boot them."""
 
-    def __init__(self, kernels, targets, suite="tests", extra=None, libc="static"):
+    def __init__(self, kernels, targets, suite="tests", extra=None, libc="static",
+                 selftests=False):
+        """`selftests`: mainline's futex selftests in the guests too."""
         self.kernels, self.targets = tuple(kernels), tuple(targets)
         self.suite, self.extra, self.libc = suite, extra, libc
+        self.selftests = selftests
         self.images, self.unavailable, self.described, self.initrds = {}, {}, {}, {}
 
     @property
@@ -183,7 +188,8 @@ class Pipeline:
         for t in self.targets:
             if t.userland not in self.initrds:
                 cpio, tests, extras = guest.build_initramfs(
-                    pristine, t.user, self.extra, suite=self.suite, libc=self.libc)
+                    pristine, t.user, self.extra, suite=self.suite, libc=self.libc,
+                    external_dir=kselftest.build(t.user) if self.selftests else None)
                 self.initrds[t.userland] = (cpio, tuple(tests + extras))
         return self
 

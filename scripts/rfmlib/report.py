@@ -7,9 +7,17 @@ import xml.etree.ElementTree as ET
 from . import kcidb
 from .tables import table_lines
 from .compare import NA
+from .targets import CONTROL, role
 
 STATUS_SHOWN = {"PASS": "PASS", "FAIL": "FAIL", "SKIP": "skip", "ERROR": "ERROR",
                 "MISS": "MISS", NA: "-"}
+
+
+def _shown(cell):
+    """A cell's status as the table shows it: a flaky pass is "FLAKY"."""
+    if cell.get("flaky"):
+        return "FLAKY"
+    return STATUS_SHOWN.get(cell.get("status", "MISS"), "?")
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -46,12 +54,12 @@ def render_text(matrix):
             lines.append("== kernel %s: not available: %s" % (kernel, k["reason"]))
             continue
         lines.append("== kernel %s (%s)" % (kernel, meta.get("kernels", {}).get(kernel, "")))
-        last = "control" if kernel == "baseline" else "targets"
+        control = role(kernel) == CONTROL
+        last = "control" if control else "targets"
         rows = []
         for row in k["cases"]:
             rows.append([row["case"]] + [
-                STATUS_SHOWN.get(row["cells"].get(t, {}).get("status", "MISS"), "?")
-                for t in targets] + [row["verdict"] if kernel != "baseline"
+                _shown(row["cells"].get(t, {})) for t in targets] + [row["verdict"] if not control
                                      else "(negative control)"])
         guests = k["guests"]
         rows.append(["(guest run)"] + [guests[t]["boot"] for t in targets] + [""])
@@ -66,28 +74,35 @@ def render_text(matrix):
                 lines.append("  cpu %s: %s lacks %s: user accesses were not checked "
                              "for it" % (t, guests[t]["cpu"],
                                          ", ".join(guests[t]["cpu_flags_missing"])))
-    if matrix["kernel_comparison"] or ("series" in matrix["kernels"]
-                                       and "stock" in matrix["kernels"]):
+    for cmp in matrix.get("comparisons", []):
         lines.append("")
-        diffs = [d for d in matrix["kernel_comparison"] if d["ok"] is not None]
-        unseen = len(matrix["kernel_comparison"]) - len(diffs)
+        title = "%s vs %s" % (cmp["subject"], cmp["reference"])
+        diffs = [d for d in cmp["rows"] if d["ok"] is not None]
+        unseen = len(cmp["rows"]) - len(diffs)
         unseen = (" (%d case(s) not compared: MISS on one side)" % unseen) if unseen else ""
         if not diffs:
-            lines.append("== series vs stock: every case %smatches on every target%s" % (
-                "that ran on both " if unseen else "", unseen))
+            lines.append("== %s: every case %smatches on every target%s" % (
+                title, "that ran on both " if unseen else "", unseen))
         else:
-            lines.append("== series vs stock: %d difference(s)%s" % (len(diffs), unseen))
+            lines.append("== %s: %d difference(s)%s; named in %s" % (
+                title, len(diffs), unseen, cmp["deviations"]))
+            # One line per case and difference, with the targets it is on.
+            grouped = {}
             for d in diffs:
+                grouped.setdefault((d["case"], d["difference"], d["deviation"]),
+                                   []).append(d["target"])
+            for (case, difference, why), on in grouped.items():
                 lines.append("  %s on %s: %s%s" % (
-                    d["case"], d["target"], d["difference"],
-                    " (deviation: %s)" % d["deviation"] if d["deviation"] else " UNEXPECTED"))
+                    case, ",".join(on), difference,
+                    " (deviation: %s)" % why if why else " UNEXPECTED"))
     ctl = matrix.get("control")
     if ctl is not None:
         lines.append("")
         if not ctl["available"]:
-            lines.append("== negative control (baseline): NOT AVAILABLE: %s" % ctl["reason"])
+            lines.append("== negative control (%s): NOT AVAILABLE: %s" % (
+                ctl.get("kernel", "?"), ctl["reason"]))
         else:
-            lines.append("== negative control (baseline kernel must fail these)")
+            lines.append("== negative control (%s kernel must fail these)" % ctl.get("kernel"))
             for r in ctl["rules"]:
                 lines.append("  %-4s %s: %s" % ("ok" if r["ok"] else "FAIL",
                                                 r["rule"], r["detail"]))
@@ -95,11 +110,13 @@ def render_text(matrix):
     lines.append("")
     lines.append("cells: " + ", ".join("%d %s" % (n, k) for k, n in s["counts"].items()))
     if s.get("expected_failures"):
-        lines.append("expected failures (a fix of the series this kernel lacks, "
-                     "see patches/deviations.txt): %d" % s["expected_failures"])
+        lines.append("expected failures (what a reference kernel lacks of the series, "
+                     "named in its deviations file): %d" % s["expected_failures"])
     if any(s.get("control_counts", {}).values()):
         lines.append("negative control cells (failures expected): " + ", ".join(
             "%d %s" % (n, k) for k, n in s["control_counts"].items() if n))
+    for f in s.get("flaky", []):
+        lines.append("FLAKY (another suite's race; passed when run again): %s" % f)
     for f in s["failures"][:20]:
         lines.append("FAILED: %s" % f)
     for f in s["incomplete"][:20]:
@@ -154,13 +171,17 @@ def render_junit(matrix):
                 if not cell or cell["status"] == NA:
                     continue
                 status, message = cell["status"], cell["reason"]
-                if kernel == "baseline" and status == "FAIL":
+                if role(kernel) == CONTROL and status == "FAIL":
                     status = "PASS"   # expected to fail; judged by the control
                 elif row.get("expected_failure") and status == "FAIL":
                     status, message = "SKIP", "expected to fail here: %s" % row["expected_failure"]
-                case(s, "%s.%s" % (kernel, t), row["case"], status, message,
-                     "\n".join(cell["diag"]))
-        if kernel != "baseline":
+                tc = case(s, "%s.%s" % (kernel, t), row["case"], status, message,
+                          "\n".join(cell["diag"]))
+                if cell.get("flaky"):
+                    # Surefire's element: passed on a rerun after a failure.
+                    ET.SubElement(tc, "flakyFailure", message=_xml(
+                        "first attempt: %s" % cell["first"]))
+        if role(kernel) != CONTROL:
             s = suite("%s.agreement" % kernel)
             for row in k["cases"]:
                 status = "PASS" if row["agree"] else "SKIP" if row["agree"] is None else "FAIL"
@@ -170,7 +191,8 @@ def render_junit(matrix):
     if matrix["kernel_comparison"] or matrix.get("control") is not None:
         s = suite("kernels")
         for d in matrix["kernel_comparison"]:
-            case(s, "series-vs-stock", "%s@%s" % (d["case"], d["target"]),
+            case(s, "%s-vs-%s" % (d.get("subject", "series"), d.get("reference", "stock")),
+                 "%s@%s" % (d["case"], d["target"]),
                  "PASS" if d["ok"] else "SKIP" if d["ok"] is None else "FAIL",
                  d["difference"])
         ctl = matrix.get("control")

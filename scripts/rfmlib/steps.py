@@ -69,9 +69,9 @@ CHECK = (
          "x86 targets, every case passing and agreeing", (("KERNELS", "series"),)),
     Step("coverage", "coverage", "every line the series adds reached on the five x86 "
          "targets (gcov), or named in docs/coverage.md"),
-    Step("matrix-x86_64", "matrix-check", "series against stock on the x86_64 kernel's "
-         "three ABIs",
-         (("KERNELS", "series,stock"), ("TARGETS", X86_64_ABIS),
+    Step("matrix-x86_64", "matrix-check", "series against stock and mainline (7.3), "
+         "mainline's futex selftests included, on the x86_64 kernel's three ABIs",
+         (("KERNELS", "series,stock,mainline"), ("TARGETS", X86_64_ABIS),
           ("RFM_OUT", "{out}/x86_64"))),
     Step("exec-window-short", "matrix-check", "the exec cases inside de_thread()'s windows",
          (("KERNELS", "exec-window"), ("TARGETS", X86_64_ABIS),

@@ -52,6 +52,7 @@ class Userland:
     cc: str = "gcc"
     extra_suffix: str = ""
     x86: bool = True          # can run x86-only cases (int $0x80, x32...)
+    uapi_arch: str = "x86"    # make ARCH= of the kernel headers its programs see
 
     @property
     def suffix(self):
@@ -95,11 +96,11 @@ USERLANDS = {
     "arm64": Userland("arm64", "--target=" + ARM64_TRIPLE, (), "arm64", (2, 183),
                       ("/usr/%s/lib" % ARM64_TRIPLE,),
                       "libc6-arm64-cross", "lib", "arm64",
-                      cc=CROSS_CC, extra_suffix="aarch64", x86=False),
+                      cc=CROSS_CC, extra_suffix="aarch64", x86=False, uapi_arch="arm64"),
     "armhf": Userland("armhf", "--target=" + ARMHF_TRIPLE, ("tests32",), "armhf", (1, 40),
                       ("/usr/%s/lib" % ARMHF_TRIPLE,),
                       "libc6-armhf-cross", "lib", "armhf",
-                      cc=CROSS_CC, extra_suffix="armhf", x86=False),
+                      cc=CROSS_CC, extra_suffix="armhf", x86=False, uapi_arch="arm"),
 }
 
 
@@ -144,7 +145,8 @@ KERNEL_CONFIGS = {
     "i386": KernelConfig("i386", "i386",
                          ("common.config", "i386.config"),
                          "arch/x86/boot/bzImage", tiny_fragments=("gcov-runtime.config",)),
-    # Built by bisect-check only: no target boots it.
+    # x86_64 without CONFIG_COMPAT: bisect-check builds it, and the
+    # x86_64-noia32 target (in no group) boots it.
     "x86_64-noia32": KernelConfig("x86_64-noia32", "x86_64",
                                   ("common.config", "x86_64.config",
                                    "no-ia32.config"),
@@ -210,6 +212,12 @@ TARGETS = (
     Target("x86_64-la57", "x86_64", "lp64", "lp64",
            "qemu-system-x86_64", "pc", X86_64_CPU + ",+la57",
            cpu_flags=("smap", "smep", "la57"), grouped=False),
+    # A 64-bit kernel without CONFIG_COMPAT (no IA32 emulation, no x32):
+    # where FUTEX_ROBUST_LIST32 has no compat list behind it. In no group:
+    # TARGETS="x86 x86_64-noia32" names it (docs/mainline.md).
+    Target("x86_64-noia32", "x86_64-noia32", "lp64", "lp64",
+           "qemu-system-x86_64", "pc", X86_64_CPU, cpu_flags=("smap", "smep"),
+           grouped=False),
     # ARM on QEMU's virt machine. The Cortex-A57 runs AArch32 at EL0, so
     # the same arm64 kernel runs armhf programs through its compat entry;
     # the native 32-bit kernel runs on a Cortex-A15 (ARMv7, VFPv4, NEON).
@@ -235,69 +243,110 @@ DISTRO_FRAGMENTS = {"x86_64": ("distro.config",), "i386": ("distro.config",)}
 DISTRO_PAE_FRAGMENTS = {"i386": ("distro.config",)}
 DISTRO_PAE_PACKAGE = {"i386": "linux-image-686-pae:i386"}
 
+# What a kernel variant is to the comparer ("role"):
+# - a subject is what the project proves: every case passes, and agrees
+#   across targets; each of its references ("compared_with") must give
+#   the same status and observations on every case, except where that
+#   reference's deviations file names the case;
+# - a reference is a kernel the subjects are held against (stock,
+#   mainline, a distribution's own): a case its deviations file names
+#   is expected to fail there; any other failure is one;
+# - the negative control must fail what tests/negative-control.txt says.
+SUBJECT, REFERENCE, CONTROL = "subject", "reference", "negative control"
+ROLES = (SUBJECT, REFERENCE, CONTROL)
+# A reference's deviations file (in patches/), unless it names another.
+DEVIATIONS = "deviations.txt"
+
 # Kernel variants, in the order the matrix shows them. "patches" says which
-# prefix of patches/series the variant applies: all, the first one, none.
+# prefix of patches/series the variant applies: all, the first one, none;
+# "tree", the Debian tree, when not the series' linux-source-6.1.
 KERNEL_VARIANTS = {
-    "series": {"patches": "all",
+    "series": {"role": SUBJECT, "patches": "all",
+               "compared_with": ("stock", "mainline", "trixie"),
                "about": "Debian's tree with patches/series applied"},
-    "stock": {"patches": "none",
+    "stock": {"role": REFERENCE, "patches": "none",
               "about": "Debian's linux-source-6.1 as shipped"},
-    "baseline": {"patches": "first",
+    "baseline": {"role": CONTROL, "patches": "first",
                  "about": "negative control: only the removal patch 0001"},
     # The series with lockdep, atomic-sleep and lockup checks, and KASAN
     # where the arch has it: for hostile lists and concurrent deaths.
-    "debug": {"patches": "all",
+    "debug": {"role": SUBJECT, "patches": "all",
               "fragments": {"x86_64": ("debug.config", "debug-kasan.config"),
                             "i386": ("debug.config",)},
               "about": "series + kconfig/debug*.config"},
     # Debian's own kernels (linux-image-amd64, linux-image-686), downloaded
     # and unpacked into the cache, booted with our initramfs.
-    "debian": {"prebuilt": "debian",
+    "debian": {"role": REFERENCE, "prebuilt": "debian",
                "about": "Debian's prebuilt linux-image-amd64 / -686"},
     # What a distribution builds: the series, and stock, from Debian's own
     # config (full hardening, retpolines, 5-level paging, objtool's
     # uaccess validation), modules off. Slow: not in make check.
-    "distro": {"patches": "all", "base": "debian", "fragments": DISTRO_FRAGMENTS,
+    "distro": {"role": SUBJECT, "patches": "all", "base": "debian",
+               "fragments": DISTRO_FRAGMENTS, "compared_with": ("distro-stock",),
                "about": "series, built from Debian's own config (kconfig/distro.config)"},
-    "distro-stock": {"patches": "none", "base": "debian", "fragments": DISTRO_FRAGMENTS,
+    "distro-stock": {"role": REFERENCE, "patches": "none", "base": "debian",
+                     "fragments": DISTRO_FRAGMENTS,
                      "about": "stock, built from Debian's own config (kconfig/distro.config)"},
     # The same from Debian's other i386 flavour, -686-pae (PAE page tables,
     # 64 GiB of high memory, NX): i386 only.
-    "distro-pae": {"patches": "all", "base": "debian", "base_package": DISTRO_PAE_PACKAGE,
+    "distro-pae": {"role": SUBJECT, "patches": "all", "base": "debian",
+                   "base_package": DISTRO_PAE_PACKAGE, "compared_with": ("distro-pae-stock",),
                    "fragments": DISTRO_PAE_FRAGMENTS,
                    "about": "series, built from Debian's linux-image-686-pae config"},
-    "distro-pae-stock": {"patches": "none", "base": "debian",
+    "distro-pae-stock": {"role": REFERENCE, "patches": "none", "base": "debian",
                          "base_package": DISTRO_PAE_PACKAGE,
                          "fragments": DISTRO_PAE_FRAGMENTS,
                          "about": "stock, built from Debian's linux-image-686-pae config"},
     # A kernel built elsewhere: BZIMAGE=path [BZIMAGE32=path].
-    "user": {"prebuilt": "user",
+    "user": {"role": REFERENCE, "prebuilt": "user",
              "about": "the user's own bzImage (BZIMAGE, BZIMAGE32)"},
     # make bench only: the seed's one-million-lock experiment.
-    "bench-1m": {"patches": "all+bench",
+    "bench-1m": {"role": SUBJECT, "patches": "all+bench",
                  "about": "series + patches/bench (ROBUST_LIST_LIMIT 1048576)"},
     # make perf-gate: the series and stock, each with a counter of the
     # instructions futex_exit_release() takes (x86; patches/bench-exit).
-    "bench-exit": {"patches": "all+bench-exit+bench-signal",
+    "bench-exit": {"role": SUBJECT, "patches": "all+bench-exit+bench-signal",
                    "about": "series + patches/bench-exit and bench-signal (exit release "
                             "and signal hook counters)"},
-    "bench-exit-stock": {"patches": "none+bench-exit",
+    "bench-exit-stock": {"role": REFERENCE, "patches": "none+bench-exit",
                          "about": "stock + patches/bench-exit (exit release counter)"},
     # make coverage: the series with the kernel's gcov on the files it
     # touches (patches/coverage); init writes the counters out after the
     # suites. The gcov runtime is in every x86 kernel's config
     # (kconfig/gcov-runtime.config), so this builds only the profiled
     # files, in the series' build directory.
-    "coverage": {"patches": "all+coverage",
+    "coverage": {"role": SUBJECT, "patches": "all+coverage",
                  "configs": ("x86_64", "i386"),     # x86: gcc's counters (ARM: clang's)
                  "coverage": True,
                  "about": "series + patches/coverage (gcov on the files it touches)"},
     # Test only: de_thread() sleeps on request where a non-leader's exec
     # can be raced (before its group-exit check, before its TID change),
     # so the exec cases act inside those windows every time.
-    "exec-window": {"patches": "all+exec-window", "append": "exec_window_ms=1000",
+    "exec-window": {"role": SUBJECT, "patches": "all+exec-window",
+                    "append": "exec_window_ms=1000",
                     "about": "series + patches/exec-window, exec_window_ms=1000"},
+    # The second oracle: mainline's own robust unlock, in Debian's
+    # linux-source-7.3 (patches/trees.json pins it), from the same
+    # fragments as the series plus what its ABI needs (RSEQ).
+    "mainline": {"role": REFERENCE, "tree": "linux-source-7.3", "patches": "none",
+                 "deviations": "deviations-mainline.txt",
+                 "fragments": {"x86_64": ("mainline.config", "mainline-x86.config"),
+                               "x86_64-noia32": ("mainline.config", "mainline-x86.config"),
+                               "i386": ("mainline.config", "mainline-x86.config"),
+                               "arm64": ("mainline.config",), "arm": ("mainline.config",)},
+                 "about": "Debian's linux-source-7.3 as shipped (mainline), + "
+                          "kconfig/mainline.config"},
+    # Another Debian tree the same way: trixie's own kernel, which has
+    # neither the 2026 unlock nor the exec fix.
+    "trixie": {"role": REFERENCE, "tree": "linux-source-6.12", "patches": "none",
+               "about": "Debian's linux-source-6.12 (trixie) as shipped"},
 }
+
+def variant_tree(kernel):
+    """The Debian tree (a key of patches/trees.json) a built variant
+    starts from, None for the series' own (linux-source-6.1)."""
+    return KERNEL_VARIANTS[kernel].get("tree")
+
 
 def variant_slot(kernel):
     """The tree slot, hence the build directories, a built variant uses.
@@ -306,7 +355,7 @@ def variant_slot(kernel):
     build of theirs (a few files), not a kernel from scratch; one with a
     config of its own (fragments, Debian's config) has its own."""
     variant = KERNEL_VARIANTS[kernel]
-    if variant.get("fragments") or variant.get("base"):
+    if variant.get("fragments") or variant.get("base") or variant.get("tree"):
         return kernel
     return {"all": "series", "first": "baseline", "none": "stock"}[
         variant["patches"].split("+")[0]]
@@ -321,10 +370,48 @@ def variant_configs(kernel):
 
 
 def has_series(kernel):
-    """Does this kernel variant carry the whole series (and so its fixes)?
-    On the others, a case patches/deviations.txt names may fail."""
+    """Does this kernel variant carry the whole series (so that a mutant
+    of the series can be built on it)?"""
     variant = KERNEL_VARIANTS.get(kernel)
-    return variant is None or variant.get("patches", "").split("+")[0] == "all"
+    return variant is None or (variant.get("patches", "").split("+")[0] == "all"
+                               and not variant.get("tree"))
+
+
+def role(kernel):
+    """SUBJECT, REFERENCE or CONTROL. A column that is no variant (make
+    mutate's "mutant") is a subject: it is what is being proven."""
+    return KERNEL_VARIANTS.get(kernel, {}).get("role", SUBJECT)
+
+
+def deviations_file(kernel):
+    """The file in patches/ naming the cases on which reference `kernel`
+    may differ from its subjects (and fail), or None for a subject."""
+    if role(kernel) != REFERENCE:
+        return None
+    return KERNEL_VARIANTS[kernel].get("deviations", DEVIATIONS)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A subject held against one of its references."""
+    subject: str
+    reference: str
+
+    @property
+    def deviations(self):
+        return deviations_file(self.reference)
+
+    @property
+    def title(self):
+        return "%s vs %s" % (self.subject, self.reference)
+
+
+def comparisons(kernels):
+    """The Comparisons among `kernels`: each subject's references that
+    are there too, in the order of the table."""
+    return tuple(Comparison(s, r) for s in kernels if role(s) == SUBJECT
+                 for r in KERNEL_VARIANTS.get(s, {}).get("compared_with", ())
+                 if r in kernels)
 
 
 def kernel_coverage(kernel):

@@ -101,20 +101,27 @@ def touched_files(patch):
     return files
 
 
-_SOURCE = []
+_SOURCES = {}
 
 
-def source(fetch=True):
-    """The archive.KernelSource the series builds on (pinned, or the newest
-    Debian serves once the pin is gone), decided once per run.
+def source(fetch=True, package=None):
+    """The archive.KernelSource of Debian tree `package` (a key of
+    patches/trees.json; default: the one the series builds on), pinned, or
+    the newest Debian serves once the pin is gone, decided once per run.
     `fetch=False`: without downloading anything (the cache key)."""
-    if not _SOURCE:
-        _SOURCE.append(archive.kernel_source(config.LINUX_SOURCE_PACKAGE, fetch=fetch))
-    return _SOURCE[0]
+    package = package or config.LINUX_SOURCE_PACKAGE
+    if package not in _SOURCES:
+        _SOURCES[package] = archive.kernel_source(package, fetch=fetch)
+    return _SOURCES[package]
 
 
-def tree_root():
-    return config.cache_dir() / "src" / source().version
+def topdir(package=None):
+    """The top directory of a Debian tree's tarball: the package's name."""
+    return package or config.LINUX_TOPDIR
+
+
+def tree_root(package=None):
+    return config.cache_dir() / "src" / source(package=package).version
 
 
 def tree_version(tree):
@@ -128,14 +135,16 @@ def tree_version(tree):
                            fields.get("SUBLEVEL"), fields.get("EXTRAVERSION", ""))
 
 
-def pristine_tree():
+def pristine_tree(package=None):
     """Extract the tree's tarball (from its .deb, kept in the cache) once;
     verify its version. The tree is held shared until the run ends (it is
     never changed in place: only extracted anew, which waits for every
-    run using it)."""
-    src = source()
-    root = tree_root()
-    tree = root / "pristine" / config.LINUX_TOPDIR
+    run using it). `package`: another Debian tree than the series' (the
+    mainline oracle's)."""
+    src = source(package=package)
+    root = tree_root(package)
+    top = topdir(package)
+    tree = root / "pristine" / top
     stamp = root / "pristine.stamp"
     ident = "%s %s" % (src.deb.name, src.package.sha256)
 
@@ -155,10 +164,9 @@ def pristine_tree():
             with atomic.scratch_dir(root / "deb") as unpacked:
                 procs.run(["dpkg-deb", "-x", str(src.deb), str(unpacked)], hold=[lock],
                           check=True, pause="extract")
-                tarballs = sorted(unpacked.glob("usr/src/%s.tar.*" % config.LINUX_TOPDIR))
+                tarballs = sorted(unpacked.glob("usr/src/%s.tar.*" % top))
                 if len(tarballs) != 1:
-                    raise Fatal("%s holds no /usr/src/%s.tar.*" % (src.deb.name,
-                                                                    config.LINUX_TOPDIR))
+                    raise Fatal("%s holds no /usr/src/%s.tar.*" % (src.deb.name, top))
                 procs.run(["tar", "-xf", str(tarballs[0]), "-C", str(root / "pristine")],
                           hold=[lock], check=True, pause="extract")
             atomic.write(stamp, ident)
@@ -182,12 +190,12 @@ def inexact(tree, patch):
     return (dry.stdout + dry.stderr)[-3000:] if dry.returncode != 0 or off else ""
 
 
-def apply_patch(tree, patch):
+def apply_patch(tree, patch, package=None):
     """Apply with no fuzz and no offset, or fail naming the patch."""
     why = inexact(tree, patch)
     if why:
         raise Fatal("%s does not apply exactly to %s:\n%s" % (
-            patch.name, source().describe(), why))
+            patch.name, source(package=package).describe(), why))
     procs.run(_patch_cmd(tree, patch), check=True, capture_output=True)
 
 
@@ -239,7 +247,7 @@ def release(slot):
 _SLOT_LOCKS = {}
 
 
-def update_tree(pristine, root, slot, patches):
+def update_tree(pristine, root, slot, patches, package=None):
     """Bring tree slot `slot` under `root` to pristine + `patches`.
 
     New contents are computed in a scratch copy first, so a patch that does
@@ -250,7 +258,7 @@ def update_tree(pristine, root, slot, patches):
     is written before the tree is touched, so a run killed half way is
     repaired by the next one from the journal, never taken as done.
     """
-    tree = root / slot / config.LINUX_TOPDIR
+    tree = root / slot / topdir(package)
     stamp_path = root / ("%s.stamp" % slot)
     journal_path = root / ("%s.journal" % slot)
     key = patch_key(patches)
@@ -279,7 +287,7 @@ def update_tree(pristine, root, slot, patches):
             shutil.copyfile(pristine / rel, scratch / rel)
     progress("patch", "%s: applying %d patch(es)" % (slot, len(patches)))
     for patch in patches:
-        apply_patch(scratch, patch)
+        apply_patch(scratch, patch, package)
 
     if not tree.is_dir():
         progress("tree", "%s: linking a copy of the pristine tree" % slot)
@@ -292,7 +300,7 @@ def update_tree(pristine, root, slot, patches):
         tmp = root / ("%s.linking" % slot)
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        procs.run(["cp", "-al", str(pristine), str(tmp / config.LINUX_TOPDIR)],
+        procs.run(["cp", "-al", str(pristine), str(tmp / topdir(package))],
                   hold=[lock], check=True)
         os.replace(tmp, tree.parent)
     journal = set((_read_json(journal_path) or {}).get("touched", []))
@@ -323,15 +331,15 @@ def update_tree(pristine, root, slot, patches):
     return tree, key
 
 
-def variant_tree(slot, patches):
-    """Tree slot `slot` with `patches` (none: a linked copy of the pristine
-    tree, which a slot shared with test-only patches needs, as their
-    build directory must see one tree), or the pristine tree itself for
-    slot "pristine"."""
-    pristine = pristine_tree()
+def variant_tree(slot, patches, package=None):
+    """Tree slot `slot` of Debian tree `package` (default: the series')
+    with `patches` (none: a linked copy of the pristine tree, which a slot
+    shared with test-only patches needs, as their build directory must
+    see one tree), or the pristine tree itself for slot "pristine"."""
+    pristine = pristine_tree(package)
     if slot == "pristine":
         return pristine, "pristine"
-    return update_tree(pristine, tree_root(), slot, patches)
+    return update_tree(pristine, tree_root(package), slot, patches, package)
 
 
 def generation(tree):
@@ -380,7 +388,7 @@ def cmd_repin(_args):
     if src.is_pinned:
         print("repin: %s is already pinned, and the newest Debian serves" % src.describe())
         return 0
-    _SOURCE[:] = [src]
+    _SOURCES[config.LINUX_SOURCE_PACKAGE] = src
     misfits, stacks = variant_misfits(pristine_tree())
     if misfits:
         raise Fatal("repin: " + "\n".join(

@@ -32,7 +32,9 @@
 #include "rfm_race.h"	/* first: rfm_test.h defines _GNU_SOURCE */
 
 #include <fcntl.h>
+#include <setjmp.h>
 #include <sys/auxv.h>
+#include <ucontext.h>
 
 #define NO_VDSO "no vDSO robust try-unlock on this architecture (mainline has it on x86 only)"
 
@@ -301,7 +303,128 @@ static int vdso_fixup_after_mremap(void)
 		  "the fixup missed the moved vDSO");
 	return RFM_PASS;
 }
+
+/*
+ * ---- the fixup on the way back from a system call ----
+ *
+ * A signal handler that returns (rt_sigreturn) to registers inside the
+ * window, ZF set and DX naming a slot, with a second signal pending: the
+ * series runs the fixup before that signal's delivery whatever brought
+ * the task into the kernel, so the slot is clear when the second handler
+ * runs. Mainline (7.3) runs it only after an interrupt or exception
+ * entry, and leaves it set (patch 13's changelog argues the series' way;
+ * patches/deviations-mainline.txt names it). The second handler never
+ * returns into the window, so the vDSO's own store never runs.
+ */
+#ifdef __x86_64__
+#define RFM_REG_IP	REG_RIP
+#define RFM_REG_DX	REG_RDX
 #else
+#define RFM_REG_IP	REG_EIP
+#define RFM_REG_DX	REG_EDX
+#endif
+#define RFM_EFLAGS_ZF	0x40
+
+struct sigreturn_owner {
+	struct robust_list_head head;
+	struct rfm_lock lock;
+	unsigned long window_ip;	/* an instruction of the window */
+	volatile unsigned long seen_ip;	/* where the second signal found it */
+	volatile void *slot;		/* the slot as the second handler saw it */
+};
+
+static struct sigreturn_owner *sigreturn_owner;
+static sigjmp_buf sigreturn_out;
+
+/* First signal: return into the window, the second signal pending. */
+static void sigreturn_into_window(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	(void)info;
+	uc->uc_mcontext.gregs[RFM_REG_IP] = sigreturn_owner->window_ip;
+	uc->uc_mcontext.gregs[REG_EFL] |= RFM_EFLAGS_ZF;
+	uc->uc_mcontext.gregs[RFM_REG_DX] =
+		(unsigned long)&sigreturn_owner->head.list_op_pending;
+	raise(SIGUSR2);		/* blocked until the handler returns */
+}
+
+/* Second signal: look at the slot, and never return into the window. */
+static void sigreturn_look(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	(void)info;
+	sigreturn_owner->seen_ip = uc->uc_mcontext.gregs[RFM_REG_IP];
+	sigreturn_owner->slot = sigreturn_owner->head.list_op_pending;
+	siglongjmp(sigreturn_out, 1);
+}
+
+static void sigreturn_owner_main(struct sigreturn_owner *o)
+{
+	struct sigaction first = { .sa_sigaction = sigreturn_into_window,
+				   .sa_flags = SA_SIGINFO };
+	struct sigaction second = { .sa_sigaction = sigreturn_look,
+				    .sa_flags = SA_SIGINFO };
+
+	sigreturn_owner = o;
+	rfm_head_init(&o->head);
+	o->lock.futex = 0;		/* released: the window's state */
+	o->head.list_op_pending = &o->lock.link;
+	sigemptyset(&first.sa_mask);
+	sigaddset(&first.sa_mask, SIGUSR2);
+	sigemptyset(&second.sa_mask);
+	if (rfm_set_robust_list(&o->head, sizeof(o->head)) ||
+	    sigaction(SIGUSR1, &first, NULL) || sigaction(SIGUSR2, &second, NULL))
+		_exit(2);
+	if (sigsetjmp(sigreturn_out, 1) == 0) {
+		raise(SIGUSR1);
+		_exit(3);	/* the first handler returned here: no second signal */
+	}
+	_exit(0);
+}
+
+static int vdso_fixup_after_sigreturn_into_window(void)
+{
+	struct fixup_owner *f = rfm_shared(sizeof(*f));
+	struct sigreturn_owner *o = rfm_shared(sizeof(*o));
+	void *fn = rfm_own_try_unlock(NULL);
+	const char *why;
+	int status;
+	pid_t pid;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	RFM_REQUIRE_SINGLESTEP_OR_SKIP();
+	RFM_CHECK(f && o && fn, "set up: %s", fn ? "mmap" : "no try-unlock in the vDSO");
+	/* Where the window is: a single-stepped owner stopped inside it. */
+	pid = stop_after_release(f, fn, 0, 0, &why);
+	RFM_CHECK(pid > 0, "%s: %s", why, strerror(errno));
+	o->window_ip = rfm_race_ip(pid);
+	rfm_race_kill(pid);
+	RFM_CHECK(o->window_ip, "PTRACE_GETREGS: %s", strerror(errno));
+	o->slot = (void *)-1;
+	pid = fork();
+	if (pid == 0)
+		sigreturn_owner_main(o);
+	RFM_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork: %s", strerror(errno));
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the owner ended with status %#x (exit 2: set up, 3: no second signal)",
+		  status);
+	rfm_obs("slot", "%s", o->slot == NULL ? "cleared" : "set");
+	RFM_CHECK(o->seen_ip == o->window_ip, "the second signal found the task at %#lx, "
+		  "not in the window (%#lx)", o->seen_ip, o->window_ip);
+	RFM_CHECK(o->slot == NULL, "back from rt_sigreturn() into the window with ZF set, "
+		  "the slot is still set when the next signal is delivered");
+	return RFM_PASS;
+}
+#else
+static int vdso_fixup_after_sigreturn_into_window(void)
+{
+	return rfm_skip(NO_VDSO);
+}
+
 static int vdso_fixup_unwritable_slot_gives_up_list(void)
 {
 	return rfm_skip(NO_VDSO);
@@ -463,6 +586,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE_TIMEOUT(vdso_contended_unlock_has_no_window, 120),
 	RFM_CASE(vdso_fixup_unwritable_slot_gives_up_list),
 	RFM_CASE(vdso_fixup_after_mremap),
+	RFM_CASE(vdso_fixup_after_sigreturn_into_window),
 	RFM_CASE(signal_without_vdso_keeps_slot),
 };
 

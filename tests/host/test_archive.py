@@ -46,8 +46,8 @@ class ArchiveTest(unittest.TestCase):
                   mock.patch.object(config, "TREE_PINS", self.pins)):
             p.start()
             self.addCleanup(p.stop)
-        tree._SOURCE.clear()
-        self.addCleanup(tree._SOURCE.clear)
+        tree._SOURCES.clear()
+        self.addCleanup(tree._SOURCES.clear)
 
     def tree_deb(self, version, files=None):
         return debarchive.linux_source_deb(self.debs, version, files)
@@ -119,7 +119,7 @@ class NewerTree(ArchiveTest):
         self.assertIn("pinned 6.1.192-3 is no longer served", src.describe())
 
     def test_run_json_kcidb_and_the_matrix_header_name_it(self):
-        tree._SOURCE[:] = [self.source()[0]]
+        tree._SOURCES[config.LINUX_SOURCE_PACKAGE] = self.source()[0]
         self.assertIn("6.1.195-1 (pinned 6.1.192-3 is no longer served",
                       matrix.run_meta("tcg", {})["tree"])
         record = tree.source().record()
@@ -133,7 +133,7 @@ class NewerTree(ArchiveTest):
 
     def test_the_choice_holds_offline(self):
         first, _ = self.source()
-        tree._SOURCE.clear()
+        tree._SOURCES.clear()
         with mock.patch.dict(os.environ, {"DEBIAN_SECURITY_MIRROR": "file:///nonexistent"}):
             again, _ = self.source()
         self.assertEqual(again.version, first.version)

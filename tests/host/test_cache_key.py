@@ -33,8 +33,9 @@ class CacheKey(unittest.TestCase):
         self.patch.write_text(PATCH)
         (self.dir / "series").write_text("0001-a.patch\n")
         # The pinned tree, decided without downloading it (as cache-key does).
-        tree._SOURCE[:] = [archive.kernel_source(config.LINUX_SOURCE_PACKAGE, fetch=False)]
-        self.addCleanup(tree._SOURCE.clear)
+        tree._SOURCES[config.LINUX_SOURCE_PACKAGE] = archive.kernel_source(
+            config.LINUX_SOURCE_PACKAGE, fetch=False)
+        self.addCleanup(tree._SOURCES.clear)
         for p in (mock.patch.object(config, "PATCHES", self.dir),
                   mock.patch.object(kbuild, "_compiler_ident", lambda: "gcc 12")):
             p.start()

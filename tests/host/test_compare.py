@@ -4,7 +4,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from rfmlib import compare, pipeline
+from rfmlib import compare, config, pipeline, report, targets
 from rfmlib.compare import NA
 from rfmlib.ktap import ERROR, FAIL, MISS, PASS, SKIP
 
@@ -480,9 +480,10 @@ class ExitStatus(unittest.TestCase):
         del runs["baseline"]
         m = util.matrix(runs, kernels=("series", "stock", "baseline"), control=util.CONTROL,
                         unavailable={"baseline": "patches/series is empty"})
-        self.assertEqual(m["control"], {"available": False,
+        self.assertEqual(m["control"], {"available": False, "kernel": "baseline",
                                         "reason": "patches/series is empty"})
         self.assertEqual(m["kernels"]["baseline"], {"available": False,
+                                                    "role": "negative control",
                                                     "reason": "patches/series is empty"})
         self.assertEqual(m["summary"]["exit_status"], 0)
 
@@ -525,7 +526,8 @@ class MissingResults(unittest.TestCase):
         runs = util.check_matrix()
         runs["baseline"] = {}
         m = self.summary(runs)
-        self.assertEqual(m["control"], {"available": False, "reason": "no baseline guest ran"})
+        self.assertEqual(m["control"], {"available": False, "kernel": "baseline",
+                                        "reason": "no baseline guest ran"})
         self.assertEqual((m["summary"]["exit_status"], m["summary"]["failures"]), (2, []))
 
 
@@ -547,3 +549,75 @@ class LoadGuestRun(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Roles(unittest.TestCase):
+    """Kernels are compared by role: a subject against each of its
+    references, each reference with its own deviations file."""
+
+    def runs(self, **replace_by_kernel):
+        runs = {"series": util.complete_runs(), "stock": util.complete_runs(),
+                "mainline": util.complete_runs()}
+        for kernel, replacements in replace_by_kernel.items():
+            runs[kernel] = util.with_runs(runs[kernel], replacements)
+        return runs
+
+    def efault(self):
+        return {t: util.edited(t, "complete/" + t, "errno=EINVAL", "errno=EFAULT")
+                for t in util.TARGET_NAMES}
+
+    def test_every_variant_has_a_role_and_its_references_are_references(self):
+        for name, variant in targets.KERNEL_VARIANTS.items():
+            self.assertIn(variant.get("role"), targets.ROLES, name)
+            for ref in variant.get("compared_with", ()):
+                self.assertEqual(targets.role(ref), targets.REFERENCE, (name, ref))
+                self.assertTrue((config.PATCHES / targets.deviations_file(ref)).is_file(), ref)
+
+    def test_series_is_held_against_stock_and_mainline_each_with_its_file(self):
+        cmps = targets.comparisons(("series", "stock", "baseline", "mainline"))
+        self.assertEqual([(c.subject, c.reference, c.deviations) for c in cmps],
+                         [("series", "stock", "deviations.txt"),
+                          ("series", "mainline", "deviations-mainline.txt")])
+        self.assertEqual([c.title for c in targets.comparisons(("distro", "distro-stock"))],
+                         ["distro vs distro-stock"])
+
+    def test_a_difference_from_mainline_is_named_by_mainlines_file_only(self):
+        kernels = ("series", "stock", "mainline")
+        m = util.matrix(self.runs(mainline=self.efault()), kernels=kernels,
+                        deviations={"stock": [("smoke.set_bad_length", "stock's reason")],
+                                    "mainline": []})
+        self.assertEqual(m["summary"]["exit_status"], 1)
+        self.assertIn("series vs mainline: smoke.set_bad_length on i386: obs differ: errno",
+                      m["summary"]["failures"])
+        self.assertEqual([c["reference"] for c in m["comparisons"]], ["stock", "mainline"])
+        self.assertEqual(m["comparisons"][1]["deviations"], "patches/deviations-mainline.txt")
+        named = util.matrix(self.runs(mainline=self.efault()), kernels=kernels,
+                            deviations={"stock": [], "mainline": [
+                                ("smoke.set_bad_length", "mainline says EFAULT")]})
+        self.assertEqual(named["summary"]["exit_status"], 0)
+        text = report.render_text(named)
+        self.assertIn("== series vs stock: every case matches on every target", text)
+        self.assertIn("== series vs mainline: 3 difference(s); named in "
+                      "patches/deviations-mainline.txt", text)
+
+    def test_a_reference_fails_only_what_its_own_file_names(self):
+        failing = {t: util.edited(t, "complete/" + t, "ok 2 set_bad_length",
+                                  "not ok 2 set_bad_length") for t in util.TARGET_NAMES}
+        kernels = ("series", "mainline")
+        m = util.matrix(self.runs(mainline=failing), kernels=kernels,
+                        deviations={"mainline": [("smoke.set_bad_length", "lacks it")]})
+        row = util.rows_by_case(m["kernels"]["mainline"]["cases"])["smoke.set_bad_length"]
+        self.assertEqual(row.get("expected_failure"), "lacks it")
+        m = util.matrix(self.runs(mainline=failing), kernels=kernels,
+                        deviations={"mainline": [], "stock": [
+                            ("smoke.set_bad_length", "stock's, not mainline's")]})
+        self.assertIsNone(util.rows_by_case(m["kernels"]["mainline"]["cases"])
+                          ["smoke.set_bad_length"].get("expected_failure"))
+        self.assertEqual(m["summary"]["exit_status"], 1)
+
+    def test_a_subject_never_has_expected_failures(self):
+        failing = {t: util.edited(t, "complete/" + t, "ok 2 set_bad_length",
+                                  "not ok 2 set_bad_length") for t in util.TARGET_NAMES}
+        m = util.matrix({"series": failing}, kernels=("series",),
+                        deviations=[("smoke.set_bad_length", "named")])
+        self.assertEqual(m["summary"]["exit_status"], 1)

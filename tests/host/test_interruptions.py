@@ -255,8 +255,8 @@ class TreeLocks(TempDir):
         use = ("tree._hold(tree.tree_root(), 'pristine', True)" if exclusive
                else "tree.pristine_tree(); tree.pristine_tree()")   # extracts, then finds it
         code = ("from rfmlib import archive, tree; from pathlib import Path; import time\n"
-                "tree._SOURCE.append(archive.KernelSource(archive.Package("
-                "'linux-source-6.1', '6.1.192-3', 'all', 'ab', 0), Path(%r), '6.1.192-3'))\n"
+                "tree._SOURCES['linux-source-6.1'] = archive.KernelSource(archive.Package("
+                "'linux-source-6.1', '6.1.192-3', 'all', 'ab', 0), Path(%r), '6.1.192-3')\n"
                 "%s; print('held', flush=True); time.sleep(60)" % (str(deb), use))
         p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                              env=dict(os.environ, PYTHONPATH=SCRIPTS,

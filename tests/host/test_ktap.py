@@ -3,7 +3,7 @@ import re
 import textwrap
 import unittest
 
-from rfmlib import ktap
+from rfmlib import ktap, report
 from rfmlib.ktap import ERROR, FAIL, MISS, PASS, SKIP, Obs
 
 from tests.host import util
@@ -371,3 +371,98 @@ class ConsoleScan(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# A program of another suite that init ran twice: its first attempt as
+# comments, then the second attempt's own output.
+RERUN = textwrap.dedent("""\
+    KTAP version 1
+    1..1
+        KTAP version 1
+        # Subtest: ksft-robust_list
+        # rfm-first-attempt: 1..3
+        # rfm-first-attempt: ok 1 global.test_a
+        # rfm-first-attempt: not ok 2 global.test_b # the holder died first
+        # rfm-first-attempt-result: exit status 1
+        1..3
+        ok 1 global.test_a
+        ok 2 global.test_b
+        not ok 3 global.test_c
+    not ok 1 ksft-robust_list # exit status 1
+    # rfm-complete 1
+    """)
+
+
+class Rerun(unittest.TestCase):
+    def test_each_case_keeps_its_first_result(self):
+        cases = ktap.parse(RERUN).cases()
+        a, b, c = (cases["ksft-robust_list.global.test_%s" % n] for n in "abc")
+        self.assertEqual((a.status, a.first, a.flaky), (PASS, PASS, False))
+        self.assertEqual((b.status, b.first, b.flaky),
+                         (PASS, "FAIL (the holder died first)", True))
+        # Never reached on the first attempt, failed on the second.
+        self.assertEqual((c.status, c.first, c.flaky),
+                         (FAIL, "ERROR (not reached: exit status 1)", False))
+
+    def test_a_program_run_once_has_no_first_result(self):
+        once = RERUN.replace("    # rfm-first-attempt-result: exit status 1\n", "")
+        once = "\n".join(l for l in once.splitlines() if "rfm-first-attempt" not in l)
+        self.assertTrue(all(c.first == "" and not c.flaky
+                            for c in ktap.parse(once).cases().values()))
+
+    def test_a_flaky_case_is_named_never_a_plain_pass(self):
+        runs = {t: util.guest_run_from_text(t, RERUN, programs=("ksft-robust_list",))
+                for t in util.TARGET_NAMES}
+        m = util.matrix({"series": runs}, kernels=("series",))
+        self.assertIn("series/i386: ksft-robust_list.global.test_b: FAIL (the holder died "
+                      "first), then PASS", m["summary"]["flaky"])
+
+        text = report.render_text(m)
+        self.assertIn("FLAKY (another suite's race; passed when run again): series/i386: "
+                      "ksft-robust_list.global.test_b", text)
+        row = [line for line in text.splitlines()
+               if line.startswith("ksft-robust_list.global.test_b")][0]
+        self.assertIn("FLAKY", row)
+        self.assertNotIn("PASS", row.split("global.test_b", 1)[1].split()[0])
+        junit = report.render_junit(m)
+        self.assertIn('<flakyFailure message="first attempt: FAIL (the holder died first)"',
+                      junit)
+
+
+class NamelessResults(unittest.TestCase):
+    """kselftest's ksft_test_result_skip() inside a harness test prints a
+    result without a name before the harness's own result of the test."""
+
+    TEXT = textwrap.dedent("""\
+        KTAP version 1
+        1..1
+            KTAP version 1
+            # Subtest: ksft-robust_list
+            1..3
+            ok 1 global.test_a
+            ok 1 # SKIP __vdso_futex_robust_list64_try_unlock not found
+            ok 2 vdso_unlock.64.test_b
+            not ok 1 # set_robust_list error
+            ok 3 global.test_c
+        ok 1 ksft-robust_list
+        # rfm-complete 1
+        """)
+
+    def test_it_is_the_next_named_results_status(self):
+        run = ktap.parse(self.TEXT)
+        cases = run.cases()
+        self.assertEqual(sorted(cases), ["ksft-robust_list.global.test_a",
+                                         "ksft-robust_list.global.test_c",
+                                         "ksft-robust_list.vdso_unlock.64.test_b"])
+        b = cases["ksft-robust_list.vdso_unlock.64.test_b"]
+        self.assertEqual((b.status, b.reason),
+                         (SKIP, "__vdso_futex_robust_list64_try_unlock not found"))
+        c = cases["ksft-robust_list.global.test_c"]
+        self.assertEqual((c.status, c.reason), (FAIL, "set_robust_list error"))
+        self.assertEqual(run.problems, [])
+
+    def test_one_no_named_result_follows_is_a_case_of_its_own(self):
+        text = self.TEXT.replace("    ok 3 global.test_c\n", "")
+        text = text.replace("1..3", "1..2")
+        cases = ktap.parse(text).cases()
+        self.assertEqual(cases["ksft-robust_list"].status, FAIL)

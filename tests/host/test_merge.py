@@ -15,7 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import cli, matrix
+from rfmlib import cli, compare, matrix
 
 from tests.host import util
 
@@ -59,7 +59,7 @@ def rfm(command, **env):
         control.write_text("".join("%s %s\n" % rule for rule in util.CONTROL))
         with mock.patch.dict(os.environ, dict(clean, **env)), \
                 mock.patch.object(matrix, "CONTROL_RULES", control), \
-                mock.patch.object(matrix, "DEVIATIONS", Path(d) / "none"), \
+                mock.patch.object(compare, "load_deviations", lambda kernels: {}), \
                 contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             status = cli.main([command])
     return status, stdout.getvalue(), stderr.getvalue()

@@ -1,0 +1,149 @@
+"""Mainline's own futex selftests, built for every ABI from a Debian tree.
+
+tools/testing/selftests/futex/functional of the tree the `mainline`
+variant builds (linux-source-7.3, downloaded into the cache, never
+committed) is compiled here as its Makefile compiles it (the same flags,
+dynamically linked: robust_list's vdso_unlock fixture finds the vDSO with
+dlopen()), against that tree's exported UAPI headers, once per ABI. The
+programs go into the guests as EXTRA programs do: `ksft-NAME.m64`,
+`.m32`, `.mx32`, `.aarch64`, `.armhf` are one program `ksft-NAME`, so
+each of its cases is a row with a cell on every target, compared across
+targets and kernels as the project's own cases are.
+
+They are another suite's tests, with their own timing: init runs one
+that fails a second time (the file RERUN_LIST names them), and the
+comparer reports a case that failed and then passed as flaky, with both
+results (ktap.py, compare.py).
+"""
+import hashlib
+import re
+import subprocess
+
+from . import atomic, config, knobs, tree
+from .guest import compiler_key
+from .log import Fatal, progress
+from .targets import KERNEL_VARIANTS
+
+SUITE_DIR = "tools/testing/selftests/futex/functional"
+# The rows' program names start so: they are mainline's, not the project's.
+PREFIX = "ksft-"
+# The Makefile's CFLAGS and LDLIBS, less what its checks add: LIBNUMA_VER_NO
+# (no libnuma in the guests; futex_numa_mpol then leaves out what needs it).
+CFLAGS = ["-g", "-O2", "-Wall", "-pthread", "-D_FILE_OFFSET_BITS=64", "-D_TIME_BITS=64",
+          "-DLIBNUMA_VER_NO=1"]
+LDLIBS = ["-lpthread", "-lrt"]
+# The variant whose tree the selftests come from.
+VARIANT = "mainline"
+# Programs left out, with the reason: none run on a 6.1 kernel what the
+# series does not claim to be (features newer than 6.1, outside robust
+# futexes). A program listed here that the tree no longer has is an error.
+EXCLUDED = {}
+# Programs a compiler the project uses cannot build, with the reason: for
+# such an ABI the program is a stub that reports one SKIP case, "(not
+# built)", naming it, so the gap is a row of the matrix, never a silence.
+# Any other build failure stops the run.
+BUILD_GAPS = {
+    ("robust_list", "clang"):
+        "robust_list.c compares an _Atomic word with ASSERT_EQ, whose is_signed_var() "
+        "casts to __typeof__ of it: gcc drops the _Atomic there, Debian 12's clang (14, "
+        "and 16) refuses it, and Debian 12's gcc cross compilers conflict with "
+        "gcc-multilib (targets.py: CROSS_CC)",
+}
+STUB = r"""#include <stdio.h>
+int main(void)
+{
+	puts("1..1");
+	puts("ok 1 (not built) # SKIP %s");
+	return 0;
+}
+"""
+
+
+def wanted(kernels):
+    """Do the guests of a matrix of `kernels` run the selftests (SELFTESTS)?"""
+    choice = knobs.get("SELFTESTS")
+    return choice == "yes" or (choice == "auto" and VARIANT in kernels)
+
+
+def tree_package():
+    return KERNEL_VARIANTS[VARIANT]["tree"]
+
+
+def programs(src):
+    """The Makefile's TEST_GEN_PROGS, in its order."""
+    text = (src / SUITE_DIR / "Makefile").read_text()
+    m = re.search(r"^TEST_GEN_PROGS\s*:?=((?:.*\\\n)*.*)$", text, re.M)
+    if not m:
+        raise Fatal("%s/Makefile: no TEST_GEN_PROGS" % SUITE_DIR)
+    names = m.group(1).replace("\\", " ").split()
+    gone = sorted(set(EXCLUDED) - set(names))
+    if gone:
+        raise Fatal("kselftest.EXCLUDED names %s, which %s/Makefile no longer builds"
+                    % (", ".join(gone), SUITE_DIR))
+    return [n for n in names if n not in EXCLUDED]
+
+
+def uapi_headers(src, version, arch):
+    """The tree's UAPI headers for kernel ARCH `arch` (make
+    headers_install), in the cache: the selftests' KHDR_INCLUDES."""
+    out = config.cache_dir() / "kselftest" / version / ("headers-%s" % arch)
+    if (out / "usr" / "include" / "linux" / "futex.h").is_file():
+        return out / "usr" / "include"
+    with config.cache_lock("kselftest-headers"):
+        if (out / "usr" / "include" / "linux" / "futex.h").is_file():
+            return out / "usr" / "include"
+        progress("kselftest", "%s: make ARCH=%s headers_install" % (version, arch))
+        with atomic.new_dir(out) as tmp:
+            r = subprocess.run(["make", "-s", "-C", str(src), "O=%s" % tmp, "ARCH=%s" % arch,
+                                "headers_install", "INSTALL_HDR_PATH=%s/usr" % tmp],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise Fatal("%s: make ARCH=%s headers_install failed:\n%s" % (
+                    src, arch, (r.stdout + r.stderr)[-2000:]))
+            # Only the headers are kept: the rest is make's scratch.
+            for p in tmp.iterdir():
+                if p.name != "usr":
+                    subprocess.run(["rm", "-rf", str(p)], check=True)
+    return out / "usr" / "include"
+
+
+def build(user):
+    """The directory of mainline's futex selftests built for `user`'s ABI:
+    files PREFIX + NAME + "." + user.suffix."""
+    package = tree_package()
+    src = tree.pristine_tree(package)
+    version = tree.source(package=package).version
+    names = programs(src)
+    suite = src / SUITE_DIR
+    sources = sorted(suite.glob("*.c")) + sorted((suite.parent / "include").glob("*.h")) \
+        + [suite.parent.parent / "kselftest_harness.h", suite.parent.parent / "kselftest.h"]
+    h = hashlib.sha256(("%s|%s|%s|%s" % (version, " ".join(CFLAGS + LDLIBS), user.cflag,
+                                         compiler_key(user))).encode())
+    for path in sources:
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    out = config.cache_dir() / "kselftest" / version / ("%s-%s" % (user.name, h.hexdigest()[:16]))
+    if (out / "done").exists():
+        return out
+    headers = uapi_headers(src, version, user.uapi_arch)
+    progress("kselftest", "%s: %d futex selftest(s) of %s" % (user.name, len(names), version))
+    with atomic.new_dir(out) as tmp:
+        for name in names:
+            dst = tmp / ("%s%s.%s" % (PREFIX, name, user.suffix))
+            cmd = user.compiler() + CFLAGS + [
+                "-I", str(suite.parent / "include"), "-I", str(suite.parent.parent),
+                "-isystem", str(headers), str(suite / ("%s.c" % name)), "-o", str(dst)] + LDLIBS
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=suite)
+            gap = BUILD_GAPS.get((name, user.cc))
+            if r.returncode != 0 and gap:
+                progress("kselftest", "%s: %s not built (%s): a SKIP row says so" % (
+                    user.name, name, user.cc))
+                stub = tmp / ("%s.stub.c" % name)
+                stub.write_text(STUB % gap.replace('"', "'"))
+                r = subprocess.run(user.compiler() + [str(stub), "-o", str(dst)],
+                                   capture_output=True, text=True)
+                stub.unlink()
+            if r.returncode != 0:
+                raise Fatal("mainline's selftest %s (%s, %s) does not build:\n%s" % (
+                    name, version, user.cflag, r.stderr[-3000:]))
+        (tmp / "done").write_text("")
+    return out

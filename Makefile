@@ -77,8 +77,9 @@ matrix-check:
 	$(RFM) matrix-check
 
 ## matrix-series, matrix-x86_64: make check's matrices: the series on the
-## five x86 targets (in RFM_OUT); series, stock and baseline on the x86_64
-## kernel's three ABIs (in RFM_OUT/x86_64)
+## five x86 targets (in RFM_OUT); series, stock and mainline (7.3), with
+## mainline's futex selftests, on the x86_64 kernel's three ABIs (in
+## RFM_OUT/x86_64)
 matrix-series:
 	$(RFM) check --step matrix-series
 

@@ -21,7 +21,8 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from . import config, ktap
-from .targets import CONTROL, HARDENING_CPU_FLAGS, REFERENCE, comparisons, deviations_file, role
+from .targets import (CONTROL, HARDENING_CPU_FLAGS, REFERENCE, comparisons, deviations_files,
+                      role)
 from .ktap import FAIL, PASS, SKIP, ERROR, MISS
 
 NA = "-"   # the case is not built for this target's word size
@@ -357,8 +358,9 @@ def _where_named(rules, row):
 
 def load_deviations(kernels):
     """{reference: [(glob, text)]}: each reference's deviations file."""
-    return {k: load_rules(config.PATCHES / deviations_file(k)) for k in kernels
-            if role(k) == REFERENCE}
+    return {k: [rule for name in deviations_files(k)
+                for rule in load_rules(config.PATCHES / name)]
+            for k in kernels if role(k) == REFERENCE}
 
 
 def build_matrix(runs, targets, kernels, deviations=None, control=(),
@@ -439,7 +441,8 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
         for c in cmp_rows:
             c.update(subject=cmp.subject, reference=cmp.reference)
         matrix["comparisons"].append({"subject": cmp.subject, "reference": cmp.reference,
-                                      "deviations": "patches/%s" % cmp.deviations,
+                                      "deviations": " and ".join(
+                                          "patches/%s" % f for f in cmp.deviations),
                                       "rows": cmp_rows})
         matrix["kernel_comparison"] += cmp_rows
         for c in cmp_rows:

@@ -87,6 +87,9 @@ NEEDS = (
     Need(APT, "clang", "cross-building the ARM kernels and programs",
          kernel_arches=ARM),
     Need(APT, "clang", "cross-building the ARM programs", userlands=("arm64", "armhf")),
+    Need(APT, KERNEL_VARIANTS["mainline"]["cross_cc"], "cross-building mainline's ARM "
+         "kernels (7.3 needs LLVM 17 or later)", knobs.MATRIX + ("kernels",),
+         kernel_arches=ARM),
     Need(APT, "qemu-system-arm", "booting the ARM guests (qemu-system-aarch64, -arm)",
          kernel_arches=ARM),
     Need(APT, "binutils-aarch64-linux-gnu", "linking arm64 kernels",

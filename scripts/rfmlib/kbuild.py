@@ -236,26 +236,31 @@ def configure(tree, build_dir, kconfig, extra_fragments, log_path, label, hold=(
 
 
 def cached(kconfig_name, patches, extra_fragments=(), base_config=None, salt="",
-           package=None):
+           package=None, kconfig=None):
     """(key, directory) of the finished kernel for pristine + patches; the
-    directory holds bzImage only if it was built."""
+    directory holds bzImage only if it was built. `kconfig`: the
+    KernelConfig, when not KERNEL_CONFIGS[kconfig_name] (another cross
+    compiler: targets.kernel_config())."""
     tree_key = tree.patch_key(patches) if patches else "pristine"
-    key = kernel_key(KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments, base_config,
-                     salt, package)
+    key = kernel_key(kconfig or KERNEL_CONFIGS[kconfig_name], tree_key, extra_fragments,
+                     base_config, salt, package)
     return key, config.cache_dir() / "kernels" / key
 
 
 def build(tree_slot, patches, kconfig_name, extra_fragments=(),
-          label=None, targets=None, base_config=None, salt="", package=None):
+          label=None, targets=None, base_config=None, salt="", package=None,
+          kconfig=None):
     """Return the directory holding the built kernel (bzImage, .config).
-    `package`: the Debian tree to build from, when not the series'.
+    `package`: the Debian tree to build from, when not the series';
+    `kconfig`: as for cached().
 
     The tree slot is only patched when the kernel is not in the cache, so
     a run whose kernels are all built never waits for another run's tree."""
-    kconfig = KERNEL_CONFIGS[kconfig_name]
+    kconfig = kconfig or KERNEL_CONFIGS[kconfig_name]
     targets = targets or (Path(kconfig.image).name,)    # bzImage, Image, zImage
     label = label or "%s/%s" % (tree_slot, kconfig_name)
-    key, done = cached(kconfig_name, patches, extra_fragments, base_config, salt, package)
+    key, done = cached(kconfig_name, patches, extra_fragments, base_config, salt, package,
+                       kconfig)
     if (done / "bzImage").exists():
         progress("kernel", "%s: cached (%s)" % (label, key))
         return done

@@ -9,7 +9,7 @@ from . import (atomic, compare, config, deps, guest, kbuild, knobs, kselftest, m
                tree)
 from .log import Usage, progress, warn
 from .pipeline import Pipeline, boot_all, libc_mode, load_guest_run, program_timeout
-from .targets import KERNEL_CONFIGS, select_targets, variant_tree
+from .targets import kernel_config, select_targets, variant_tree
 
 CONTROL_RULES = config.REPO / "tests" / "negative-control.txt"
 # The files of one run's verdict, all removed when a run starts.
@@ -60,7 +60,8 @@ def provenance(p):
     """What pipeline p's run is made of (merge checks shards agree on it)."""
     return merge.provenance(
         p.kernels, p.targets, p.images, p.unavailable, p.initrds,
-        {kc: kbuild.compiler_ident(KERNEL_CONFIGS[kc]) for kc in p.kconfigs})
+        {(k, kc): kbuild.compiler_ident(kernel_config(kc, k)) for k in p.kernels
+         for kc in p.kconfigs})
 
 
 def write_run(out, p, runs, meta):

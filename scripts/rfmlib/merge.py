@@ -56,7 +56,8 @@ def provenance(kernels, targets, images, unavailable, initrds, compiler):
     """What a run was made of, for run.json's meta: a later merge checks
     that shards agree on it. `compiler`: the compiler's identity, or
     {kernel config: identity} (kbuild.compiler_ident: a cross-built
-    config names its cross compiler too). A kernel's key is the name of its directory
+    config names its cross compiler too), or {(kernel, config): identity}
+    (a variant may cross-build with its own compiler). A kernel's key is the name of its directory
     in the cache: kbuild's key (tree, patch diffs, fragments, compiler)
     for a built one, the package and version for Debian's."""
     series = tree.read_series()
@@ -69,8 +70,8 @@ def provenance(kernels, targets, images, unavailable, initrds, compiler):
                    "patches": [{"name": p.name, "sha256": _sha256(p)} for p in series]},
         "kernels": {k: {kc: {"key": images[(k, kc)].name,
                              "compiler": "" if KERNEL_VARIANTS[k].get("prebuilt")
-                             else compiler.get(kc, "") if isinstance(compiler, dict)
-                             else compiler}
+                             else compiler.get((k, kc), compiler.get(kc, ""))
+                             if isinstance(compiler, dict) else compiler}
                         for kc in sorted({t.kconfig for t in targets})}
                     for k in kernels if k not in unavailable},
         # What each built kernel applied, for KCIDB's patchset_hash.

@@ -45,7 +45,7 @@ from .compare import NA
 from .log import Fatal, elapsed, progress
 from .matrix import run_meta
 from .pipeline import Pipeline, boot_all
-from .targets import (KERNEL_VARIANTS, deviations_file, has_series, kernel_append,
+from .targets import (KERNEL_VARIANTS, deviations_files, has_series, kernel_append,
                       variant_slot)
 
 HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated|Blind):\s*(.*)$")
@@ -392,7 +392,8 @@ def run_mutants(catalogue, mutants, out):
     backend = p.backend()
     # Stock's: a mutant is judged against the series' reference run in
     # the comparer's stock column.
-    deviations = compare.load_rules(config.PATCHES / deviations_file("stock"))
+    deviations = [rule for name in deviations_files("stock")
+                  for rule in compare.load_rules(config.PATCHES / name)]
 
     def matrix_of(runs, of=targets):
         return compare.build_matrix(runs, of, ("series", "stock"), deviations=deviations)

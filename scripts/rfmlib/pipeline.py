@@ -26,8 +26,8 @@ from pathlib import Path
 from . import (compare, config, guest, kbuild, knobs, kselftest, ktap, prebuilt, procs, qemu,
                tree)
 from .log import Usage, progress
-from .targets import (KERNEL_VARIANTS, kernel_append, kernel_coverage, variant_configs,
-                      variant_slot, variant_tree)
+from .targets import (KERNEL_VARIANTS, kernel_append, kernel_config, kernel_coverage,
+                      variant_configs, variant_slot, variant_tree)
 
 
 def libc_mode():
@@ -134,7 +134,7 @@ def build_kernel(kernel, kconfig, targets):
     return kbuild.build(variant_slot(kernel), patches, kconfig, label="%s/%s" % (kernel, kconfig),
                         extra_fragments=[config.KCONFIG / f for f in extra.get(kconfig, ())],
                         base_config=prebuilt.base_config(variant, kconfig),
-                        package=variant_tree(kernel))
+                        package=variant_tree(kernel), kconfig=kernel_config(kconfig, kernel))
 
 
 def describe(kernel, images):

@@ -18,6 +18,10 @@ interrupt-check.
 
 The coverage gate is in: the coverage kernels are incremental builds
 of the series' (kconfig/gcov-runtime.config), a minute or two cold.
+So is the second oracle on the x86_64 kernel: matrix-x86_64 holds the
+series against stock and mainline (Debian's 7.3, a kernel from scratch)
+with mainline's futex selftests on the three ABIs; the i386 and ARM
+mainline kernels are make mainline-check's.
 """
 from dataclasses import dataclass
 
@@ -39,8 +43,8 @@ class Step:
         return dict(self.settings).get(name)
 
 
-# make check builds three kernels from scratch: the series for x86_64 and
-# i386 (the main job's) and stock for x86_64; the test-only variants, the
+# make check builds four kernels from scratch: the series for x86_64 and
+# i386 (the main job's), stock and mainline for x86_64; the test-only variants, the
 # coverage kernels and the mutants are incremental builds of theirs.
 # The negative control, and stock on the i386 kernel, are make
 # matrix-check's, on CI's schedule: with the coverage gate in, the
@@ -104,7 +108,8 @@ TABLES = {"check": CHECK, "check-arm": CHECK_ARM}
 # of .gitlab-ci.yml and .github/workflows/scheduled.yml, which a host test
 # holds to this list): make check's steps in full.
 SCHEDULED = ("make check-arm", "make matrix-check", "make exec-window-check", "make sparse",
-             "make perf-gate", "make mutate", "make mutate-gen", "make interrupt-check")
+             "make perf-gate", "make mutate", "make mutate-gen", "make interrupt-check",
+             "make mainline-check")
 
 
 def step(name):

@@ -3,6 +3,7 @@
 Everything else (build, boot, compare, report) iterates over these; nothing
 else names a target.
 """
+import dataclasses
 from dataclasses import dataclass
 
 
@@ -19,16 +20,19 @@ class KernelConfig:
     # Merged after `fragments` on tinyconfig only, never on a
     # distribution's config (the distro variants build what Debian does).
     tiny_fragments: tuple = ()
+    # The cross compiler, when not CROSS_CC (a variant's "cross_cc").
+    cross_cc: str = ""
 
     def make_args(self):
         """What make needs besides ARCH= to build for this config."""
         if not self.cross:
             return []
-        return ["CC=%s" % CROSS_CC, "CROSS_COMPILE=%s-" % self.cross]
+        return ["CC=%s" % (self.cross_cc or CROSS_CC), "CROSS_COMPILE=%s-" % self.cross]
 
     def compiler(self):
         """The compiler command, as a list, that builds this kernel."""
-        return [CROSS_CC, "--target=%s" % self.cross] if self.cross else ["gcc"]
+        return [self.cross_cc or CROSS_CC, "--target=%s" % self.cross] if self.cross \
+            else ["gcc"]
 
 
 @dataclass(frozen=True)
@@ -262,7 +266,7 @@ DEVIATIONS = "deviations.txt"
 # "tree", the Debian tree, when not the series' linux-source-6.1.
 KERNEL_VARIANTS = {
     "series": {"role": SUBJECT, "patches": "all",
-               "compared_with": ("stock", "mainline", "trixie"),
+               "compared_with": ("stock", "mainline", "mainline-norseq", "trixie"),
                "about": "Debian's tree with patches/series applied"},
     "stock": {"role": REFERENCE, "patches": "none",
               "about": "Debian's linux-source-6.1 as shipped"},
@@ -330,17 +334,39 @@ KERNEL_VARIANTS = {
     # fragments as the series plus what its ABI needs (RSEQ).
     "mainline": {"role": REFERENCE, "tree": "linux-source-7.3", "patches": "none",
                  "deviations": "deviations-mainline.txt",
+                 # 7.3 needs LLVM 17 or later (scripts/min-tool-version.sh);
+                 # Debian 12's clang is 14, its clang-19 is newer.
+                 "cross_cc": "clang-19",
                  "fragments": {"x86_64": ("mainline.config", "mainline-x86.config"),
                                "x86_64-noia32": ("mainline.config", "mainline-x86.config"),
                                "i386": ("mainline.config", "mainline-x86.config"),
                                "arm64": ("mainline.config",), "arm": ("mainline.config",)},
                  "about": "Debian's linux-source-7.3 as shipped (mainline), + "
                           "kconfig/mainline.config"},
+    # Mainline built as tinyconfig has it, without rseq: 7.3's
+    # FUTEX_ROBUST_UNLOCK depends on it, so no vDSO try-unlock and no
+    # fixup (the series' do not: patches 13 and 14). x86 only.
+    "mainline-norseq": {"role": REFERENCE, "tree": "linux-source-7.3", "patches": "none",
+                        "deviations": ("deviations-mainline.txt",
+                                       "deviations-mainline-norseq.txt"),
+                        "fragments": {"x86_64": (), "i386": ()},
+                        "configs": ("x86_64", "i386"),
+                        "about": "Debian's linux-source-7.3 as shipped, without CONFIG_RSEQ "
+                                 "(tinyconfig's)"},
     # Another Debian tree the same way: trixie's own kernel, which has
     # neither the 2026 unlock nor the exec fix.
     "trixie": {"role": REFERENCE, "tree": "linux-source-6.12", "patches": "none",
                "about": "Debian's linux-source-6.12 (trixie) as shipped"},
 }
+
+def kernel_config(name, kernel=None):
+    """The KernelConfig `name` as kernel variant `kernel` builds it (its
+    own cross compiler, if it names one)."""
+    kconfig = KERNEL_CONFIGS[name]
+    cross_cc = KERNEL_VARIANTS.get(kernel, {}).get("cross_cc", "") if kernel else ""
+    return dataclasses.replace(kconfig, cross_cc=cross_cc) if cross_cc and kconfig.cross \
+        else kconfig
+
 
 def variant_tree(kernel):
     """The Debian tree (a key of patches/trees.json) a built variant
@@ -383,12 +409,13 @@ def role(kernel):
     return KERNEL_VARIANTS.get(kernel, {}).get("role", SUBJECT)
 
 
-def deviations_file(kernel):
-    """The file in patches/ naming the cases on which reference `kernel`
-    may differ from its subjects (and fail), or None for a subject."""
+def deviations_files(kernel):
+    """The files in patches/ naming the cases on which reference `kernel`
+    may differ from its subjects (and fail), () for a subject."""
     if role(kernel) != REFERENCE:
-        return None
-    return KERNEL_VARIANTS[kernel].get("deviations", DEVIATIONS)
+        return ()
+    files = KERNEL_VARIANTS[kernel].get("deviations", DEVIATIONS)
+    return (files,) if isinstance(files, str) else tuple(files)
 
 
 @dataclass(frozen=True)
@@ -399,7 +426,7 @@ class Comparison:
 
     @property
     def deviations(self):
-        return deviations_file(self.reference)
+        return deviations_files(self.reference)
 
     @property
     def title(self):

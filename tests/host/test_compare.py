@@ -571,13 +571,14 @@ class Roles(unittest.TestCase):
             self.assertIn(variant.get("role"), targets.ROLES, name)
             for ref in variant.get("compared_with", ()):
                 self.assertEqual(targets.role(ref), targets.REFERENCE, (name, ref))
-                self.assertTrue((config.PATCHES / targets.deviations_file(ref)).is_file(), ref)
+                for name in targets.deviations_files(ref):
+                    self.assertTrue((config.PATCHES / name).is_file(), (ref, name))
 
     def test_series_is_held_against_stock_and_mainline_each_with_its_file(self):
         cmps = targets.comparisons(("series", "stock", "baseline", "mainline"))
         self.assertEqual([(c.subject, c.reference, c.deviations) for c in cmps],
-                         [("series", "stock", "deviations.txt"),
-                          ("series", "mainline", "deviations-mainline.txt")])
+                         [("series", "stock", ("deviations.txt",)),
+                          ("series", "mainline", ("deviations-mainline.txt",))])
         self.assertEqual([c.title for c in targets.comparisons(("distro", "distro-stock"))],
                          ["distro vs distro-stock"])
 

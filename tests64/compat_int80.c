@@ -10,6 +10,8 @@
  */
 #include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
 
+#define NO_IA32 "no IA32 emulation: int $0x80 from a 64-bit task is a #GP (x86_64-noia32)"
+
 #define IA32_SET_ROBUST_LIST 311
 #define IA32_GET_ROBUST_LIST 312
 /* argv[1] of the image exec'd by compat_head_cleared_at_exec */
@@ -102,6 +104,9 @@ static int death_native_and_compat_lists(void)
 	struct ilp32_lock *l32;
 	int status;
 
+	if (!rfm_ia32_emulation())
+		return rfm_skip(NO_IA32);
+
 	RFM_CHECK(b != MAP_FAILED, "mmap(MAP_32BIT): %s", strerror(errno));
 	l32 = (void *)((char *)b + 2048 + sizeof(struct ilp32_robust_list_head));
 	status = rfm_run_child(owner_both_lists, b);
@@ -158,6 +163,9 @@ static int death_each_list_has_its_own_limit(void)
 				    MAP_SHARED | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
 	int native = 0, compat = 0, status;
 
+	if (!rfm_ia32_emulation())
+		return rfm_skip(NO_IA32);
+
 	RFM_CHECK(f != MAP_FAILED, "mmap(MAP_32BIT): %s", strerror(errno));
 	status = rfm_run_child(owner_two_full_lists, f);
 	for (int i = 0; i < EACH; i++) {
@@ -184,6 +192,9 @@ static int int80_get_reads_compat_head(void)
 	struct robust_list_head native, *got = NULL;
 	size_t len = 0;
 	long ret;
+
+	if (!rfm_ia32_emulation())
+		return rfm_skip(NO_IA32);
 
 	RFM_CHECK(h32 && v, "mmap(MAP_32BIT): %s", strerror(errno));
 	rfm_head_init(&native);
@@ -215,6 +226,9 @@ static int compat_head_cleared_at_exec(void)
 	struct ilp32_robust_list_head *h32 = low_page();
 	int status;
 	pid_t pid;
+
+	if (!rfm_ia32_emulation())
+		return rfm_skip(NO_IA32);
 
 	RFM_CHECK(h32, "mmap(MAP_32BIT): %s", strerror(errno));
 	h32->list.next = low(&h32->list);

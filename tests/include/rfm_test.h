@@ -209,6 +209,51 @@ static inline int rfm_kernel_64bit(void)
 	return !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "aarch64");
 }
 
+#ifdef __x86_64__
+static void rfm_probe_fault(int sig)
+{
+	(void)sig;
+	_exit(1);
+}
+
+/*
+ * Does this x86_64 kernel have IA32 emulation: does int $0x80 enter the
+ * ia32 table? Probed in a child: without it int $0x80 is a #GP, caught
+ * there so that the kernel does not log an unhandled fault.
+ */
+static inline int rfm_ia32_emulation(void)
+{
+	static int known = -1;
+	int status;
+	pid_t pid;
+
+	if (known >= 0)
+		return known;
+	pid = fork();
+	if (pid == 0) {
+		long ret;
+
+		signal(SIGSEGV, rfm_probe_fault);
+		__asm__ volatile("int $0x80" : "=a" (ret) : "a" (20L) : "memory"); /* getpid */
+		_exit(ret == (long)getpid() ? 0 : 1);
+	}
+	known = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		WEXITSTATUS(status) == 0;
+	return known;
+}
+
+/*
+ * Does this x86_64 kernel have CONFIG_COMPAT (IA32 emulation, or x32)?
+ * Without it a 64-bit kernel has no 32-bit robust list, and its vDSO no
+ * list32 try-unlock. x32 is probed with its getpid (-ENOSYS without x32,
+ * or with it turned off).
+ */
+static inline int rfm_kernel_has_compat(void)
+{
+	return rfm_ia32_emulation() || syscall(0x40000000L | 39) > 0;
+}
+#endif
+
 /*
  * An address no user pointer may reach. Where a kernel address fits in a
  * pointer of the caller (a task of the kernel's own word size), the start

@@ -20,11 +20,16 @@ carries a header:
     Kernel: exec-window (only for a mutant of a test-only variant)
     Generated: eq-to-ne (instead of Expect: made by mutgen.py)
     Blind: who wrote it without seeing the cases (instead of Expect)
+    Targets: x86_64-noia32 (only for a mutant that only some targets'
+             kernels build: it runs when TARGETS has them all)
 
 Rule says what the mutant breaks; Expect names the cases (globs, comma
 separated) expected to catch it, except in a catalogue written blind
 (tests/mutants-independent: its author saw the series, never the cases); Equivalent marks a mutant that cannot be
-killed, with the reason in one line. Kernel names the variant the mutant
+killed, with the reason in one line. Targets names the targets whose
+kernels have the code it changes (a !CONFIG_COMPAT stub: x86_64-noia32):
+a run whose TARGETS lack one of them reports it as not run, counted
+apart, never as killed nor as survived. Kernel names the variant the mutant
 is applied to, "series" unless said: a variant that carries the series
 and test-only patches of its own (patches/exec-window/ widens de_thread()'s
 race windows), booted with its command line. Such a mutant is judged
@@ -45,10 +50,10 @@ from .compare import NA
 from .log import Fatal, elapsed, progress
 from .matrix import run_meta
 from .pipeline import Pipeline, boot_all
-from .targets import (KERNEL_VARIANTS, deviations_files, has_series, kernel_append,
-                      variant_slot)
+from .targets import (KERNEL_VARIANTS, TARGETS, deviations_files, has_series,
+                      kernel_append, variant_slot)
 
-HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated|Blind):\s*(.*)$")
+HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated|Blind|Targets):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
 
 
@@ -61,6 +66,7 @@ class Mutant:
     equivalent: str = ""
     kernel: str = "series"         # the variant it is applied to
     generated: str = ""            # the operator of a generated mutant
+    targets: tuple = ()            # the targets it needs (Targets:), if any
 
 
 @dataclass
@@ -103,8 +109,12 @@ def parse_header(path):
                         path, kernel, ", ".join(k for k, v in KERNEL_VARIANTS.items()
                                                 if v.get("patches", "").startswith("all")
                                                 and not v.get("fragments"))))
+    targets = tuple(t.strip() for t in fields.get("Targets", "").replace(",", " ").split())
+    unknown = [t for t in targets if t not in {x.name for x in TARGETS}]
+    if unknown:
+        raise Fatal("mutant %s: 'Targets:' names no target %s" % (path, ", ".join(unknown)))
     return Mutant(path.name[:-len(".patch")], path, fields["Rule"], expect,
-                  fields.get("Equivalent", ""), kernel, fields.get("Generated", ""))
+                  fields.get("Equivalent", ""), kernel, fields.get("Generated", ""), targets)
 
 
 def build_order(mutant):
@@ -173,19 +183,21 @@ def judge(mutant, matrix, seconds, warnings=None):
 
 # A generated mutant that does not build: counted apart, never a kill.
 UNBUILDABLE = "unbuildable"
+# A mutant whose Targets: are not all in the run's TARGETS: counted apart.
+NOT_RUN = "not run"
 
 
 def failed(outcome):
     """Outcomes that fail `make mutate`: a survivor, a mutant of the
     catalogue that does not build or apply, and one marked equivalent
     that a case did kill."""
-    return outcome.result not in ("killed", "equivalent", UNBUILDABLE)
+    return outcome.result not in ("killed", "equivalent", UNBUILDABLE, NOT_RUN)
 
 
 def score(outcomes):
     """(killed, counted): equivalent and unbuildable mutants are not
     counted."""
-    counted = [o for o in outcomes if o.result not in ("equivalent", UNBUILDABLE)]
+    counted = [o for o in outcomes if o.result not in ("equivalent", UNBUILDABLE, NOT_RUN)]
     return sum(o.result == "killed" for o in counted), len(counted)
 
 
@@ -221,11 +233,13 @@ def render(outcomes, catalogue, total_seconds):
                                                          if d)))
     equivalent = sum(o.result == "equivalent" for o in outcomes)
     unbuildable = sum(o.result == UNBUILDABLE for o in outcomes)
-    lines.append("mutation score: %d of %d killed (%s)%s%s; %d mutant(s), %.0f s" % (
+    not_run = sum(o.result == NOT_RUN for o in outcomes)
+    lines.append("mutation score: %d of %d killed (%s)%s%s%s; %d mutant(s), %.0f s" % (
         killed, counted, "%.0f%%" % (100.0 * killed / counted) if counted else "-",
         ", %d equivalent" % equivalent if equivalent else "",
         ", %d not built (counted apart)" % unbuildable if unbuildable else "",
-        len(outcomes), total_seconds))
+        ", %d not run: their targets are not in TARGETS (counted apart)" % not_run
+        if not_run else "", len(outcomes), total_seconds))
     return "\n".join(lines) + "\n"
 
 
@@ -424,6 +438,13 @@ def run_mutants(catalogue, mutants, out):
     outcomes = []
     for n, m in enumerate(mutants, 1):
         t_start = elapsed()
+        lacking = [t for t in m.targets if t not in {x.name for x in targets}]
+        if lacking:
+            outcomes.append(Outcome(m, NOT_RUN, [], 0.0, "needs TARGETS to include %s"
+                                    % ", ".join(lacking)))
+            progress("mutate", "%d/%d %s: NOT RUN: needs TARGETS to include %s" % (
+                n, len(mutants), m.name, ", ".join(lacking)))
+            continue
         base = tree.patches_for(KERNEL_VARIANTS[m.kernel]["patches"])
         # A mutant of a test-only variant is judged against that variant's
         # run, in the comparer's "stock" column.

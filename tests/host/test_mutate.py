@@ -50,6 +50,13 @@ class Catalogue(unittest.TestCase):
         self.assertEqual(mutate.load_catalogue(self.dir)[0].equivalent,
                          "the same code at -O2")
 
+    def test_targets_a_mutant_needs(self):
+        self.write("a.patch", "Rule: r\nExpect: x\nTargets: x86_64-noia32\n")
+        self.assertEqual(mutate.load_catalogue(self.dir)[0].targets, ("x86_64-noia32",))
+        self.write("a.patch", "Rule: r\nExpect: x\nTargets: x86_65\n")
+        with self.assertRaisesRegex(Fatal, "names no target x86_65"):
+            mutate.load_catalogue(self.dir)
+
     def test_selection_and_bad_input(self):
         self.write("a.patch", "Rule: r\nExpect: x\n")
         self.write("b.patch", "Rule: r\nExpect: x\n")
@@ -121,9 +128,13 @@ class Judge(unittest.TestCase):
         survived = mutate.judge(M, matrix(util.complete_runs()), 3.0)
         eq = mutate.judge(mutate.Mutant("e", Path("e.patch"), "r", (), "why"),
                           matrix(util.complete_runs()), 1.0)
-        self.assertEqual(mutate.score([killed, survived, eq]), (1, 2))
-        text = mutate.render([killed, survived, eq], "cat", 6.0)
-        self.assertIn("mutation score: 1 of 2 killed (50%), 1 equivalent", text)
+        not_run = mutate.Outcome(M, mutate.NOT_RUN, [], 0.0,
+                                 "needs TARGETS to include x86_64-noia32")
+        self.assertEqual(mutate.score([killed, survived, eq, not_run]), (1, 2))
+        self.assertFalse(mutate.failed(not_run))
+        text = mutate.render([killed, survived, eq, not_run], "cat", 6.0)
+        self.assertIn("mutation score: 1 of 2 killed (50%), 1 equivalent, 1 not run: "
+                      "their targets are not in TARGETS (counted apart)", text)
         self.assertIn("SURVIVED: m: a rule", text)
         with tempfile.TemporaryDirectory() as d:
             mutate.write(Path(d), [killed], "cat", 2.0, {})

@@ -275,10 +275,11 @@ KNOBS = (
     Knob("STRESS_SECONDS", seconds, "20", "stress time per case and target", ("stress",)),
     Knob("BISECT_FROM", positive, "1", "make bisect-check: the first step built; the patches "
          "before it are applied, not checked (a series that grew at its end)", ("bisect-check",)),
-    Knob("SELFTESTS", one_of("auto", "yes", "no"), "auto",
+    Knob("SELFTESTS", one_of("auto", "yes", "robust", "no"), "auto",
          "mainline's futex selftests (tools/testing/selftests/futex of the mainline "
-         "variant's Debian tree) in the guests, on every kernel: auto: when KERNELS has "
-         "mainline", MATRIX),
+         "variant's Debian tree) in the guests, on every kernel: auto: all of them when "
+         "KERNELS has mainline; robust: robust_list and futex_lock_pi_exiting only",
+         MATRIX),
     Knob("LIBC", one_of("static", "shared"), "static",
          "how the project's robust-mutex programs link: static, or against the "
          "installed shared glibc of each ABI", MATRIX + ("shell",)),

@@ -153,7 +153,8 @@ class Pipeline:
 
     def __init__(self, kernels, targets, suite="tests", extra=None, libc="static",
                  selftests=False):
-        """`selftests`: mainline's futex selftests in the guests too."""
+        """`selftests`: mainline's futex selftests in the guests too ("all",
+        or "robust": kselftest.wanted())."""
         self.kernels, self.targets = tuple(kernels), tuple(targets)
         self.suite, self.extra, self.libc = suite, extra, libc
         self.selftests = selftests
@@ -189,7 +190,8 @@ class Pipeline:
             if t.userland not in self.initrds:
                 cpio, tests, extras = guest.build_initramfs(
                     pristine, t.user, self.extra, suite=self.suite, libc=self.libc,
-                    external_dir=kselftest.build(t.user) if self.selftests else None)
+                    external_dir=kselftest.build(t.user, self.selftests)
+                    if self.selftests else None)
                 self.initrds[t.userland] = (cpio, tuple(tests + extras))
         return self
 

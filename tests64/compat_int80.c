@@ -106,6 +106,7 @@ static int death_native_and_compat_lists(void)
 
 	if (!rfm_ia32_emulation())
 		return rfm_skip(NO_IA32);
+	RFM_CHECK(rfm_ia32_emulation() == 1, "int $0x80 neither works nor faults");
 
 	RFM_CHECK(b != MAP_FAILED, "mmap(MAP_32BIT): %s", strerror(errno));
 	l32 = (void *)((char *)b + 2048 + sizeof(struct ilp32_robust_list_head));
@@ -165,6 +166,7 @@ static int death_each_list_has_its_own_limit(void)
 
 	if (!rfm_ia32_emulation())
 		return rfm_skip(NO_IA32);
+	RFM_CHECK(rfm_ia32_emulation() == 1, "int $0x80 neither works nor faults");
 
 	RFM_CHECK(f != MAP_FAILED, "mmap(MAP_32BIT): %s", strerror(errno));
 	status = rfm_run_child(owner_two_full_lists, f);
@@ -195,6 +197,7 @@ static int int80_get_reads_compat_head(void)
 
 	if (!rfm_ia32_emulation())
 		return rfm_skip(NO_IA32);
+	RFM_CHECK(rfm_ia32_emulation() == 1, "int $0x80 neither works nor faults");
 
 	RFM_CHECK(h32 && v, "mmap(MAP_32BIT): %s", strerror(errno));
 	rfm_head_init(&native);
@@ -229,6 +232,7 @@ static int compat_head_cleared_at_exec(void)
 
 	if (!rfm_ia32_emulation())
 		return rfm_skip(NO_IA32);
+	RFM_CHECK(rfm_ia32_emulation() == 1, "int $0x80 neither works nor faults");
 
 	RFM_CHECK(h32, "mmap(MAP_32BIT): %s", strerror(errno));
 	h32->list.next = low(&h32->list);

@@ -218,27 +218,31 @@ static void rfm_probe_fault(int sig)
 
 /*
  * Does this x86_64 kernel have IA32 emulation: does int $0x80 enter the
- * ia32 table? Probed in a child: without it int $0x80 is a #GP, caught
- * there so that the kernel does not log an unhandled fault.
+ * ia32 table? Probed in a child: without it int $0x80 is a #GP (SIGSEGV,
+ * caught there so that the kernel does not log an unhandled fault): 0.
+ * 1 if getpid() through it answers right; -1 for anything else (a wrong
+ * answer, a failed fork), which is no reason to skip: callers fail.
  */
 static inline int rfm_ia32_emulation(void)
 {
-	static int known = -1;
+	static int known = -2;
 	int status;
 	pid_t pid;
 
-	if (known >= 0)
+	if (known != -2)
 		return known;
 	pid = fork();
 	if (pid == 0) {
 		long ret;
 
-		signal(SIGSEGV, rfm_probe_fault);
+		signal(SIGSEGV, rfm_probe_fault);	/* exit status 1 */
 		__asm__ volatile("int $0x80" : "=a" (ret) : "a" (20L) : "memory"); /* getpid */
-		_exit(ret == (long)getpid() ? 0 : 1);
+		_exit(ret == (long)getpid() ? 0 : 2);
 	}
-	known = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-		WEXITSTATUS(status) == 0;
+	if (pid <= 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		known = -1;
+	else
+		known = WEXITSTATUS(status) == 0 ? 1 : WEXITSTATUS(status) == 1 ? 0 : -1;
 	return known;
 }
 
@@ -250,7 +254,7 @@ static inline int rfm_ia32_emulation(void)
  */
 static inline int rfm_kernel_has_compat(void)
 {
-	return rfm_ia32_emulation() || syscall(0x40000000L | 39) > 0;
+	return rfm_ia32_emulation() == 1 || syscall(0x40000000L | 39) > 0;
 }
 #endif
 

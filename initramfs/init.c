@@ -58,7 +58,10 @@
  * another suite (mainline's selftests, with timing races of their own):
  * such a program's output is held back, and if it fails it is run a
  * second time, its first attempt reported as "# rfm-first-attempt:"
- * comments of the subtest (see report_first_attempt()).
+ * comments of the subtest (see report_first_attempt()). A case that
+ * fails the second time too is run alone (kselftest_harness's "-r
+ * fixture.test"), up to CASE_RETRIES more times, each run reported as
+ * "# rfm-retry:" comments (see retry_failed_cases()).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -87,6 +90,8 @@
 #define CONSOLE_PORT	"ttyS0"		/* without console= */
 #define LIBRARY_PATH_FILE	"/etc/rfm-library-path"
 #define RERUN_FILE		"/etc/rfm-rerun"
+#define CASE_RETRIES		3	/* runs of a case alone, until one passes */
+#define RETRIED_CASES_MAX	32	/* more failing cases than that: not a race */
 #define MODULES_DIR	"/lib/modules/rfm"
 #define PF_KTHREAD	0x00200000	/* the kernel's per-task flag */
 #define COMPLETE_MARKER	"# rfm-complete"
@@ -469,11 +474,13 @@ static int end_others(char *buf, size_t size)
 }
 
 /*
- * Run one program once, its output relayed (indented) to @to. Returns 0
- * if it passed, else 1 with why in @why ("exit status 1", "TIMEOUT after
- * 300 s", ...).
+ * Run one program once, its output relayed (indented) to @to; with
+ * @only, the program's one case of that name (kselftest_harness's "-r").
+ * Returns 0 if it passed, else 1 with why in @why ("exit status 1",
+ * "TIMEOUT after 300 s", ...).
  */
-static int attempt(const char *name, long timeout_ms, FILE *to, char *why, size_t size)
+static int attempt(const char *name, const char *only, long timeout_ms, FILE *to,
+		   char *why, size_t size)
 {
 	char path[512], buf[4096], others[512];
 	int pipefd[2], status = 0, timed_out = 0, exited = 0;
@@ -495,7 +502,10 @@ static int attempt(const char *name, long timeout_ms, FILE *to, char *why, size_
 		close(pipefd[0]);
 		close(pipefd[1]);
 		chdir("/tmp");
-		execl(path, name, (char *)NULL);
+		if (only)
+			execl(path, name, "-r", only, (char *)NULL);
+		else
+			execl(path, name, (char *)NULL);
 		printf("# exec %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}
@@ -580,8 +590,24 @@ static int rerun_on_failure(const char *name)
 }
 
 /*
- * A failed first attempt, kept as comments inside the program's subtest
- * (parsers that know nothing of it skip them; the host reads them back):
+ * @text (a held attempt's output) as comments inside the program's
+ * subtest, each line after @tag; parsers that know nothing of them skip
+ * them, the host reads them back.
+ */
+static void report_as_comments(const char *tag, const char *text)
+{
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+		/* Lines come indented by four spaces, as a subtest's. */
+		size_t skip = len >= 4 && !strncmp(text, "    ", 4) ? 4 : 0;
+
+		report("    # %s: %.*s\n", tag, (int)(len - skip), text + skip);
+		text += len + (text[len] == '\n');
+	}
+}
+
+/*
+ * A failed first attempt, kept as comments of the program's subtest:
  *
  *	    # rfm-first-attempt: ok 1 global.test_a
  *	    # rfm-first-attempt: not ok 2 global.test_b
@@ -589,51 +615,137 @@ static int rerun_on_failure(const char *name)
  */
 static void report_first_attempt(const char *text, const char *why)
 {
+	report_as_comments("rfm-first-attempt", text);
+	report("    # rfm-first-attempt-result: %s\n", why);
+}
+
+/*
+ * The name of the case a line of a held attempt reports as failed
+ * ("    not ok 6 global.test_b # why", a result of the program's own
+ * level), if it is a kselftest_harness name ("fixture.test" or
+ * "fixture.variant.test") that "-r" takes; else 0.
+ */
+static int failed_harness_case(const char *line, size_t len, char *name, size_t size)
+{
+	const char *p;
+	size_t n;
+
+	if (len < 11 || strncmp(line, "    not ok ", 11))
+		return 0;
+	p = line + 11;
+	while (p < line + len && isdigit((unsigned char)*p))
+		p++;
+	if (p == line + 11 || p >= line + len || *p++ != ' ')
+		return 0;
+	n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+	if (!n || n >= size || p + n > line + len || !memchr(p, '.', n) ||
+	    (p + n < line + len && p[n] != ' '))
+		return 0;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	return 1;
+}
+
+/*
+ * Each case the held second attempt @text reports as failed, run alone
+ * until it passes, at most CASE_RETRIES times. Each run is reported as
+ * comments of the subtest, before the second attempt's own output:
+ *
+ *	    # rfm-retry: 1..1
+ *	    # rfm-retry: ok 1 global.test_b
+ *	    # rfm-retry-result: global.test_b: passed
+ *
+ * A run that never reports its case (a name the program does not take)
+ * counts for nothing on the host.
+ */
+static void retry_failed_cases(const char *name, const char *text, long timeout_ms)
+{
+	char only[128], why[640];
+	int cases = 0;
+
 	while (*text) {
 		size_t len = strcspn(text, "\n");
-		/* Lines come indented by four spaces, as a subtest's. */
-		size_t skip = len >= 4 && !strncmp(text, "    ", 4) ? 4 : 0;
 
-		report("    # rfm-first-attempt: %.*s\n", (int)(len - skip), text + skip);
+		if (failed_harness_case(text, len, only, sizeof(only)) &&
+		    ++cases <= RETRIED_CASES_MAX) {
+			int run, failed = 1;
+
+			for (run = 0; failed && run < CASE_RETRIES; run++) {
+				char *held = NULL;
+				size_t size = 0;
+				FILE *to = open_memstream(&held, &size);
+
+				if (!to)
+					break;
+				failed = attempt(name, only, timeout_ms, to, why, sizeof(why));
+				fclose(to);
+				report_as_comments("rfm-retry", held ? held : "");
+				report("    # rfm-retry-result: %s: %s\n", only,
+				       failed ? why : "passed");
+				free(held);
+			}
+		}
 		text += len + (text[len] == '\n');
 	}
-	report("    # rfm-first-attempt-result: %s\n", why);
+}
+
+/*
+ * The run of a program init runs again when it fails: its first attempt
+ * held, and reported as comments if it failed; the second's held while
+ * its failing cases are run alone. Returns 0 if either attempt passed;
+ * -1 if memory to hold them ran out before anything ran.
+ */
+static int run_rerun_test(const char *name, long timeout_ms, char *why, size_t size)
+{
+	char *held = NULL;
+	size_t held_size = 0;
+	FILE *to = open_memstream(&held, &held_size);
+	int failed;
+
+	if (!to)
+		return -1;
+	failed = attempt(name, NULL, timeout_ms, to, why, size);
+	fclose(to);
+	if (failed)
+		report_first_attempt(held ? held : "", why);
+	else
+		fputs(held ? held : "", results);
+	free(held);
+	if (!failed)
+		return 0;
+
+	held = NULL;
+	held_size = 0;
+	to = open_memstream(&held, &held_size);
+	if (!to)
+		return attempt(name, NULL, timeout_ms, results, why, size);
+	failed = attempt(name, NULL, timeout_ms, to, why, size);
+	fclose(to);
+	if (failed)
+		retry_failed_cases(name, held ? held : "", timeout_ms);
+	fputs(held ? held : "", results);
+	free(held);
+	return failed;
 }
 
 /* Run one program; print its output as a subtest and its result line. */
 static int run_test(int number, const char *name, long timeout_ms)
 {
 	char why[640];
-	int failed;
+	int failed = -1;
 
 	/* Before it starts, so that a log cut short names the program. */
 	report("    KTAP version 1\n");
 	report("    # Subtest: %s\n", name);
-	if (rerun_on_failure(name)) {
-		char *first = NULL;
-		size_t size = 0;
-		FILE *held = open_memstream(&first, &size);
-
-		if (held) {
-			failed = attempt(name, timeout_ms, held, why, sizeof(why));
-			fclose(held);
-			if (failed) {
-				report_first_attempt(first ? first : "", why);
-			} else {
-				fputs(first ? first : "", results);
-				fflush(results);
-			}
-			free(first);
-			if (!failed)
-				goto passed;
-		}
-	}
-	failed = attempt(name, timeout_ms, results, why, sizeof(why));
+	if (rerun_on_failure(name))
+		failed = run_rerun_test(name, timeout_ms, why, sizeof(why));
+	if (failed < 0)
+		failed = attempt(name, NULL, timeout_ms, results, why, sizeof(why));
+	fflush(results);
 	if (failed) {
 		report("not ok %d %s # %s\n", number, name, why);
 		return 1;
 	}
-passed:
 	report("ok %d %s\n", number, name);
 	return 0;
 }

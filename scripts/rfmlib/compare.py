@@ -128,8 +128,8 @@ def _cell(run, key, cases=None):
                 "obs": {k: {"value": o.value, "scope": o.scope, "why": o.why}
                         for k, o in case.obs.items()},
                 "diag": case.diag}
-        if case.first:          # init ran its program twice
-            cell["first"] = case.first
+        if case.attempts:       # init ran its program twice
+            cell["attempts"] = list(case.attempts)
             cell["flaky"] = case.flaky
         return cell
     if run.programs and _program_of(key, run.programs) is None:
@@ -474,9 +474,9 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
                     expected_failures += 1
                 elif cell["status"] in into:
                     into[cell["status"]] += 1
-    # Another suite's case that failed, then passed when init ran its
-    # program again: a pass, but never a plain one.
-    flaky = ["%s/%s: %s: %s, then PASS" % (kernel, t, row["case"], cell["first"])
+    # Another suite's case that passed on one of the two runs init gave
+    # its program and failed on the other: a pass, but never a plain one.
+    flaky = ["%s/%s: %s: %s" % (kernel, t, row["case"], ", then ".join(cell["attempts"]))
              for kernel, rows in rows_by_kernel.items() for row in rows
              for t, cell in row["cells"].items() if cell.get("flaky")]
     status = 1 if failures else 2 if incomplete else 0

@@ -11,8 +11,9 @@ each of its cases is a row with a cell on every target, compared across
 targets and kernels as the project's own cases are.
 
 They are another suite's tests, with their own timing: init runs one
-that fails a second time (the file RERUN_LIST names them), and the
-comparer reports a case that failed and then passed as flaky, with both
+that fails a second time (the file RERUN_LIST names them), and each case
+that fails again alone, up to three more times; the comparer reports a
+case that passed on one run and failed on another as flaky, with all its
 results (ktap.py, compare.py).
 """
 import hashlib

@@ -40,9 +40,18 @@ subtest, before the second attempt's output:
         # rfm-first-attempt: not ok 3 global.test_b
         # rfm-first-attempt-result: exit status 1
 
-The cases are the second attempt's; each keeps its first result
-(Case.first), so that one that failed and then passed is reported as
-flaky, with both results, never as a plain pass.
+A case that fails the second time too is run alone, up to three more
+times until it passes, each run as comments before the second attempt:
+
+        # rfm-retry: 1..1
+        # rfm-retry: ok 1 global.test_c
+        # rfm-retry-result: global.test_c: passed
+
+Each case of such a program keeps every result, in the order they ran
+(Case.attempts: first, second, then its runs alone). One that passed on
+some attempt and failed on another, in either order, is a pass, but a
+flaky one: reported with all its results, never as a plain pass.
+Otherwise the second attempt's result is the case's.
 """
 import re
 from dataclasses import dataclass, field
@@ -75,15 +84,19 @@ class Case:
     reason: str = ""
     obs: dict = field(default_factory=dict)
     diag: list = field(default_factory=list)
-    # The first attempt's "STATUS (reason)", when init ran the program
-    # twice; "" otherwise.
-    first: str = ""
+    # Both attempts' "STATUS (reason)", in order, when init ran the
+    # program twice; () otherwise.
+    attempts: tuple = ()
+
+    @property
+    def first(self):
+        return self.attempts[0] if self.attempts else ""
 
     @property
     def flaky(self):
-        """Failed on the first attempt, passed on the second."""
-        return bool(self.first) and not self.first.startswith((PASS, SKIP)) \
-            and self.status == PASS
+        """Passed on one attempt, failed (or never got there) on the other."""
+        kinds = {a.split(" ", 1)[0] for a in self.attempts}
+        return PASS in kinds and bool(kinds & {FAIL, ERROR})
 
     @property
     def key(self):
@@ -101,10 +114,17 @@ class Suite:
     # (reason)"}, and why the attempt failed.
     first: dict = field(default_factory=dict)
     first_result: str = ""
+    # Its failing cases' runs alone: {case: ["STATUS (reason)", ...]}.
+    retries: dict = field(default_factory=dict)
+    # A nameless result of an attempt kept as comments, waiting for the
+    # attempt's next named result: {"first" or "retry": (status, reason)}.
+    nameless: dict = field(default_factory=dict)
 
 
 FIRST_ATTEMPT_RE = re.compile(r"^#\s*rfm-first-attempt:\s?(.*)$")
 FIRST_RESULT_RE = re.compile(r"^#\s*rfm-first-attempt-result:\s*(.*)$")
+RETRY_RE = re.compile(r"^#\s*rfm-retry:\s?(.*)$")
+RETRY_RESULT_RE = re.compile(r"^#\s*rfm-retry-result:")
 
 
 @dataclass
@@ -132,6 +152,29 @@ def _status(ok, directive):
     return (PASS if ok else FAIL), directive.strip()
 
 
+def _held_result(text, suite, attempt):
+    """A result line of an attempt kept as comments: (name, "STATUS
+    (reason)"), or None. A nameless result is held in suite.nameless
+    [attempt] for the next named one of the same attempt, as the second
+    attempt's own nameless results are."""
+    m = RESULT_RE.match(text.strip())
+    if not m:
+        return None
+    status, reason = _status(m.group(1) == "ok", m.group(4))
+    if not m.group(3).strip():
+        suite.nameless[attempt] = (status, reason)
+        return None
+    held = suite.nameless.pop(attempt, None)
+    if held and status == PASS and held[0] != PASS:
+        status, reason = held
+    return m.group(3).strip(), _shown(status, reason)
+
+
+def _shown(status, reason):
+    """"STATUS (reason)", as a case's attempts keep it."""
+    return "%s (%s)" % (status, reason) if reason else status
+
+
 def _close_suite(suite, reported_result):
     """Fill in the cases a suite planned but never reported."""
     seen = len(suite.cases)
@@ -144,10 +187,10 @@ def _close_suite(suite, reported_result):
     if not suite.cases:
         # A program that printed no KTAP of its own: the program is the case.
         status = suite.status if reported_result else MISS
-        suite.cases.append(Case(suite.name, "", status, suite.reason if reported_result
-                                else "started; the log ends before its result",
-                                first="%s (%s)" % (FAIL, suite.first_result)
-                                if suite.first_result else ""))
+        reason = suite.reason if reported_result else "started; the log ends before its result"
+        suite.cases.append(Case(suite.name, "", status, reason, attempts=(
+            _shown(FAIL, suite.first_result), _shown(status, reason))
+            if suite.first_result else ()))
     elif reported_result and suite.status == FAIL and not any(
             c.status in (FAIL, ERROR, MISS) for c in suite.cases):
         # All cases passed yet the program failed (crash after the last
@@ -231,15 +274,23 @@ def parse(text):
             run.problems.append("indented output outside a subtest")
         m = FIRST_ATTEMPT_RE.match(line)
         if m:
-            first = RESULT_RE.match(m.group(1).strip())
-            if first:
-                status, reason = _status(first.group(1) == "ok", first.group(4))
-                suite.first[first.group(3).strip()] = "%s%s" % (
-                    status, " (%s)" % reason if reason else "")
+            got = _held_result(m.group(1), suite, "first")
+            if got:
+                suite.first[got[0]] = got[1]
             continue
         m = FIRST_RESULT_RE.match(line)
         if m:
             suite.first_result = m.group(1).strip()
+            continue
+        m = RETRY_RE.match(line)
+        if m:
+            # Only the result line naming the case counts: a run that
+            # never reported it is no attempt of it.
+            got = _held_result(m.group(1), suite, "retry")
+            if got:
+                suite.retries.setdefault(got[0], []).append(got[1])
+            continue
+        if RETRY_RESULT_RE.match(line):
             continue
         m = PLAN_RE.match(line)
         if m:
@@ -267,8 +318,11 @@ def parse(text):
                         pending_obs, pending_diag)
             if suite.first_result:
                 # Not reported on the first attempt: it never got there.
-                case.first = suite.first.get(case.name, "%s (not reached: %s)" % (
-                    ERROR, suite.first_result))
+                case.attempts = (suite.first.get(case.name, "%s (not reached: %s)" % (
+                    ERROR, suite.first_result)), _shown(status, reason),
+                    *suite.retries.get(case.name, ()))
+                if case.flaky:
+                    case.status, case.reason = PASS, ""
             if case.key in names_seen:
                 run.problems.append("duplicate case %s" % case.key)
                 case.name += "#%s" % m.group(2)

@@ -116,7 +116,7 @@ def render_text(matrix):
         lines.append("negative control cells (failures expected): " + ", ".join(
             "%d %s" % (n, k) for k, n in s["control_counts"].items() if n))
     for f in s.get("flaky", []):
-        lines.append("FLAKY (another suite's race; passed when run again): %s" % f)
+        lines.append("FLAKY (another suite's race; passed on one of its runs): %s" % f)
     for f in s["failures"][:20]:
         lines.append("FAILED: %s" % f)
     for f in s["incomplete"][:20]:
@@ -178,9 +178,9 @@ def render_junit(matrix):
                 tc = case(s, "%s.%s" % (kernel, t), row["case"], status, message,
                           "\n".join(cell["diag"]))
                 if cell.get("flaky"):
-                    # Surefire's element: passed on a rerun after a failure.
+                    # Surefire's element: passed on one run, failed on another.
                     ET.SubElement(tc, "flakyFailure", message=_xml(
-                        "first attempt: %s" % cell["first"]))
+                        "attempts: %s" % ", then ".join(cell["attempts"])))
         if role(kernel) != CONTROL:
             s = suite("%s.agreement" % kernel)
             for row in k["cases"]:

@@ -380,14 +380,27 @@ RERUN = textwrap.dedent("""\
     1..1
         KTAP version 1
         # Subtest: ksft-robust_list
-        # rfm-first-attempt: 1..3
+        # rfm-first-attempt: 1..4
         # rfm-first-attempt: ok 1 global.test_a
         # rfm-first-attempt: not ok 2 global.test_b # the holder died first
+        # rfm-first-attempt: ok 3 global.test_d
         # rfm-first-attempt-result: exit status 1
-        1..3
+        # rfm-retry: 1..1
+        # rfm-retry: not ok 1 global.test_d # slept through it again
+        # rfm-retry-result: global.test_d: exit status 1
+        # rfm-retry: 1..0
+        # rfm-retry-result: global.test_d: passed
+        # rfm-retry: 1..1
+        # rfm-retry: ok 1 global.test_d
+        # rfm-retry-result: global.test_d: passed
+        # rfm-retry: 1..1
+        # rfm-retry: not ok 1 global.test_c
+        # rfm-retry-result: global.test_c: exit status 1
+        1..4
         ok 1 global.test_a
         ok 2 global.test_b
-        not ok 3 global.test_c
+        not ok 3 global.test_d # the waiter slept through the death
+        not ok 4 global.test_c
     not ok 1 ksft-robust_list # exit status 1
     # rfm-complete 1
     """)
@@ -397,17 +410,32 @@ class Rerun(unittest.TestCase):
     def test_each_case_keeps_its_first_result(self):
         cases = ktap.parse(RERUN).cases()
         a, b, c = (cases["ksft-robust_list.global.test_%s" % n] for n in "abc")
-        self.assertEqual((a.status, a.first, a.flaky), (PASS, PASS, False))
-        self.assertEqual((b.status, b.first, b.flaky),
-                         (PASS, "FAIL (the holder died first)", True))
-        # Never reached on the first attempt, failed on the second.
-        self.assertEqual((c.status, c.first, c.flaky),
-                         (FAIL, "ERROR (not reached: exit status 1)", False))
+        self.assertEqual((a.status, a.attempts, a.flaky), (PASS, (PASS, PASS), False))
+        self.assertEqual((b.status, b.attempts, b.flaky),
+                         (PASS, ("FAIL (the holder died first)", PASS), True))
+        # Never reached on the first attempt, failed on the second and
+        # when run alone.
+        self.assertEqual((c.status, c.attempts, c.flaky),
+                         (FAIL, ("ERROR (not reached: exit status 1)",
+                                 FAIL, FAIL), False))
+
+    def test_a_case_that_passed_when_run_alone_is_flaky(self):
+        # The run that never reported test_d (1..0) is no attempt of it.
+        d = ktap.parse(RERUN).cases()["ksft-robust_list.global.test_d"]
+        self.assertEqual((d.status, d.attempts, d.flaky),
+                         (PASS, (PASS, "FAIL (the waiter slept through the death)",
+                                 "FAIL (slept through it again)", PASS), True))
+
+    def test_a_pass_then_a_failure_is_flaky_too(self):
+        text = "\n".join(l for l in RERUN.splitlines() if "rfm-retry" not in l)
+        d = ktap.parse(text).cases()["ksft-robust_list.global.test_d"]
+        self.assertEqual((d.status, d.attempts, d.flaky),
+                         (PASS, (PASS, "FAIL (the waiter slept through the death)"), True))
 
     def test_a_program_run_once_has_no_first_result(self):
         once = RERUN.replace("    # rfm-first-attempt-result: exit status 1\n", "")
         once = "\n".join(l for l in once.splitlines() if "rfm-first-attempt" not in l)
-        self.assertTrue(all(c.first == "" and not c.flaky
+        self.assertTrue(all(c.attempts == () and not c.flaky
                             for c in ktap.parse(once).cases().values()))
 
     def test_a_flaky_case_is_named_never_a_plain_pass(self):
@@ -418,15 +446,18 @@ class Rerun(unittest.TestCase):
                       "first), then PASS", m["summary"]["flaky"])
 
         text = report.render_text(m)
-        self.assertIn("FLAKY (another suite's race; passed when run again): series/i386: "
+        self.assertIn("FLAKY (another suite's race; passed on one of its runs): series/i386: "
                       "ksft-robust_list.global.test_b", text)
+        self.assertIn("series/i386: ksft-robust_list.global.test_d: PASS, then FAIL "
+                      "(the waiter slept through the death), then FAIL (slept through "
+                      "it again), then PASS", m["summary"]["flaky"])
         row = [line for line in text.splitlines()
                if line.startswith("ksft-robust_list.global.test_b")][0]
         self.assertIn("FLAKY", row)
         self.assertNotIn("PASS", row.split("global.test_b", 1)[1].split()[0])
         junit = report.render_junit(m)
-        self.assertIn('<flakyFailure message="first attempt: FAIL (the holder died first)"',
-                      junit)
+        self.assertIn('<flakyFailure message="attempts: FAIL (the holder died first), '
+                      'then PASS"', junit)
 
 
 class NamelessResults(unittest.TestCase):

@@ -127,6 +127,12 @@ def figures(recs, limit=2048):
     return f
 
 
+# The unlock paths of the 2026 ABI, held against mainline, which has them
+# (stock has not): the vDSO try-unlock and FUTEX_WAKE|FUTEX_ROBUST_UNLOCK.
+UNLOCK_KEYS = (("unlock_vdso_ns", "vDSO try-unlock"),
+               ("unlock_wake_robust_ns", "FUTEX_WAKE|FUTEX_ROBUST_UNLOCK"))
+
+
 RATIO_KEYS = ("walk_uncontended_ns", "walk_contended_ns", "walk_waiters_ns",
               "user_uncontended_ns", "thread_no_list_ns", "thread_empty_list_ns",
               "thread_one_lock_ns", "unlock_classic_ns", "unlock_wake_ns",
@@ -168,7 +174,7 @@ LABEL = {"wall": "", "icount": " (icount)"}
 def summarize_method(by_kernel):
     """Figures per boot, series/stock ratios and the 1M experiment, for
     the boots of one method: {kernel: {target: records}}."""
-    part = {"boots": {}, "series_vs_stock": {}, "million": {}}
+    part = {"boots": {}, "series_vs_stock": {}, "series_vs_mainline": {}, "million": {}}
     for kernel, by_target in by_kernel.items():
         for target, recs in by_target.items():
             machine = next((r for r in recs if r.get("path") == "machine"), {})
@@ -183,6 +189,11 @@ def summarize_method(by_kernel):
         if k:
             part["series_vs_stock"][target] = {key: _ratio(s[key], k[key])
                                                for key in RATIO_KEYS}
+        m = part["boots"].get("mainline", {}).get(target, {}).get("figures")
+        if m:
+            part["series_vs_mainline"][target] = {
+                key: _ratio(s[key], m[key])
+                for key in RATIO_KEYS + tuple(key for key, _ in UNLOCK_KEYS)}
     return part
 
 
@@ -224,6 +235,17 @@ FIGURE_ROWS = (
 )
 
 
+# Ratios within one boot: (label, figures() key, the seed's figure).
+RATIO_ROWS = (
+    ("ratio: walk / user space, uncontended", "walk_vs_user_uncontended", "0.12 (30/256)"),
+    ("ratio: walk / user space, contended", "walk_vs_user_contended", "0.51 (130/256)"),
+    ("ratio: contended / uncontended walk", "contended_vs_uncontended", "4.33 (130/30)"),
+    ("ratio: empty list / no list, thread", "empty_vs_no_list", "~1 (claim)"),
+    ("ratio: vDSO try-unlock / classic unlock", "vdso_vs_classic", "-"),
+    ("ratio: WAKE|ROBUST_UNLOCK / WAKE", "wake_robust_vs_wake", "-"),
+)
+
+
 def render(doc):
     lines = ["robust-futex-matrix bench: accelerator %s, host CPU %s" % (
         doc["accel"], doc["host_cpu"]),
@@ -238,30 +260,27 @@ def render(doc):
         lines.append("== %s (guest CPU %s), per lock at N=%s unless noted; a waiter "
                      "per lock at N=%s" % (target, first["boots"]["series"][target]["guest_cpu"],
                                            f0["n"], f0["walk_waiters_n"]))
-        table = [["figure", "series", "stock", "series/stock", "seed 2006"]]
+        # Mainline's columns when make bench booted it (KERNELS=...,mainline).
+        mainline = any(target in p["boots"].get("mainline", {}) for p in methods.values())
+        table = [["figure", "series", "stock", "series/stock"]
+                 + (["mainline", "series/mainline"] if mainline else []) + ["seed 2006"]]
         for label, key, seed in FIGURE_ROWS:
             for m, part in methods.items():
                 f = part["boots"]["series"].get(target, {}).get("figures", {})
                 g = part["boots"].get("stock", {}).get(target, {}).get("figures", {})
                 r = part["series_vs_stock"].get(target, {})
-                table.append([(label % UNIT[m]) + LABEL[m], _fmt(f.get(key)), _fmt(g.get(key)),
-                              _fmt(r.get(key)), "-" if seed is None or m != "wall" else seed])
+                row = [(label % UNIT[m]) + LABEL[m], _fmt(f.get(key)), _fmt(g.get(key)),
+                       _fmt(r.get(key))]
+                if mainline:
+                    h = part["boots"].get("mainline", {}).get(target, {}).get("figures", {})
+                    row += [_fmt(h.get(key)), _fmt(_ratio(f.get(key), h.get(key)))]
+                table.append(row + ["-" if seed is None or m != "wall" else seed])
         f = first["boots"]["series"][target]["figures"]
         g = first["boots"].get("stock", {}).get(target, {}).get("figures", {})
-        table += [
-            ["ratio: walk / user space, uncontended", _fmt(f["walk_vs_user_uncontended"]),
-             _fmt(g.get("walk_vs_user_uncontended")), "", "0.12 (30/256)"],
-            ["ratio: walk / user space, contended", _fmt(f["walk_vs_user_contended"]),
-             _fmt(g.get("walk_vs_user_contended")), "", "0.51 (130/256)"],
-            ["ratio: contended / uncontended walk", _fmt(f["contended_vs_uncontended"]),
-             _fmt(g.get("contended_vs_uncontended")), "", "4.33 (130/30)"],
-            ["ratio: empty list / no list, thread", _fmt(f["empty_vs_no_list"]),
-             _fmt(g.get("empty_vs_no_list")), "", "~1 (claim)"],
-            ["ratio: vDSO try-unlock / classic unlock", _fmt(f["vdso_vs_classic"]),
-             _fmt(g.get("vdso_vs_classic")), "", "-"],
-            ["ratio: WAKE|ROBUST_UNLOCK / WAKE", _fmt(f["wake_robust_vs_wake"]),
-             _fmt(g.get("wake_robust_vs_wake")), "", "-"],
-        ]
+        h = first["boots"].get("mainline", {}).get(target, {}).get("figures", {})
+        for label, key, seed in RATIO_ROWS:
+            table.append([label, _fmt(f[key]), _fmt(g.get(key)), ""]
+                         + ([_fmt(h.get(key)), ""] if mainline else []) + [seed])
         lines += table_lines(table[0], table[1:])
         lines.append("")
     if len(methods) > 1 and doc["ratios_by_method"]:
@@ -330,34 +349,52 @@ def _no_more(rows, target, rule, sv, kv):
     rows.append((target, rule, sv, kv, None not in (sv, kv) and sv <= kv))
 
 
+# The references the gate holds the series against, in this order, when
+# their boots are there: stock 6.1, and mainline (7.3).
+GATE_REFERENCES = ("stock", "mainline")
+
+
 def gate(part):
-    """[(target, check, series, stock, ok)] on the icount figures of one
-    run: the series' walk costs no more instructions per lock than
-    stock's, uncontended and with FUTEX_WAITERS; and a thread that holds
-    nothing pays no more than on stock: futex_exit_release() of a thread
-    with no list and with an empty list, counted where it runs (the
-    bench-exit kernels; no count is a failure). An architecture without
-    that counter gets the bound of EMPTY_LIST_BOUNDS on the create+exit
-    difference instead. Where the series has its signal-time hook (x86),
-    the hook costs a signal delivered outside any unlock at most
+    """[(target, check, series, reference, ok)] on the icount figures of
+    one run, against each reference there is (GATE_REFERENCES): the
+    series' walk costs no more instructions per lock than the
+    reference's, uncontended and with FUTEX_WAITERS; and a thread that
+    holds nothing pays no more: the exit release (futex_exit_release()
+    on 6.1, futex_exit_exec_release() on 7.3) of a thread with no list
+    and with an empty list, counted where it runs (the bench-exit
+    kernels; no count is a failure). An architecture without that
+    counter gets the bound of EMPTY_LIST_BOUNDS on the create+exit
+    difference instead. Against mainline, each unlock path of the 2026
+    ABI costs no more either. Where the series has its signal-time hook
+    (x86), the hook costs a signal delivered outside any unlock at most
     SIGNAL_HOOK_BOUND instructions, counted where it runs (no count is a
-    failure); stock has no hook to compare with."""
+    failure); no reference has that hook to compare with."""
     rows = []
+    references = [r for r in GATE_REFERENCES if r in part["boots"]]
     for target, boot in part["boots"].get("series", {}).items():
         s = boot["figures"]
-        k = part["boots"].get("stock", {}).get(target, {}).get("figures", {})
-        for key in ("walk_uncontended_ns", "walk_contended_ns"):
-            _no_more(rows, target, key.replace("_ns", "") + " <= stock", s.get(key), k.get(key))
         arch = KERNEL_CONFIGS[target_named(target).kconfig].arch
         if arch in COUNTED_ARCHES:
             hook = s.get("signal_hook")
             rows.append((target, "signal hook <= %d" % SIGNAL_HOOK_BOUND, hook, None,
                          hook is not None and hook <= SIGNAL_HOOK_BOUND))
-            for kind in ("no_list", "empty_list"):
-                key = "exit_release_" + kind
-                _no_more(rows, target, "exit release, %s <= stock" % kind.replace("_", " "),
+        for ref in references:
+            k = part["boots"][ref].get(target, {}).get("figures", {})
+            for key in ("walk_uncontended_ns", "walk_contended_ns"):
+                _no_more(rows, target, "%s <= %s" % (key.replace("_ns", ""), ref),
                          s.get(key), k.get(key))
+            if arch in COUNTED_ARCHES:
+                for kind in ("no_list", "empty_list"):
+                    key = "exit_release_" + kind
+                    _no_more(rows, target, "exit release, %s <= %s" % (
+                        kind.replace("_", " "), ref), s.get(key), k.get(key))
+            if ref == "mainline":
+                for key, what in UNLOCK_KEYS:
+                    _no_more(rows, target, "unlock, %s <= mainline" % what,
+                             s.get(key), k.get(key))
+        if arch in COUNTED_ARCHES:
             continue
+        k = part["boots"].get("stock", {}).get(target, {}).get("figures", {})
         extra = (None if None in (s.get("thread_empty_list_ns"), s.get("thread_no_list_ns"))
                  else s["thread_empty_list_ns"] - s["thread_no_list_ns"])
         k_extra = (None if None in (k.get("thread_empty_list_ns"), k.get("thread_no_list_ns"))
@@ -491,22 +528,29 @@ def cmd_perf_gate(_args):
     must keep to gate()'s rules."""
     deps.ensure()
     targets = knobs.get("TARGETS")
+    kernels = knobs.get("KERNELS")
+    column = {kernel: name for name, kernel in PERF_GATE_KERNELS.items()}
+    if any(k not in column for k in kernels) or PERF_GATE_KERNELS["series"] not in kernels \
+            or len(kernels) < 2:
+        raise Fatal("make perf-gate: KERNELS=%s: the series' %s and at least one of %s" % (
+            ",".join(kernels), PERF_GATE_KERNELS["series"], ", ".join(
+                k for n, k in PERF_GATE_KERNELS.items() if n != "series")))
     out = config.out_dir() / "perf-gate"
     shutil.rmtree(out, ignore_errors=True)
     runs = []
-    series, stock = PERF_GATE_KERNELS
     for n in (1, 2):
         # Only the figures the gate reads, three runs each (they are exact).
-        raw, _ = bench_boots(PERF_GATE_KERNELS, targets, out / ("run%d" % n), icount=True,
+        raw, _ = bench_boots(kernels, targets, out / ("run%d" % n), icount=True,
                              append="rfm.bench_gate=1")
-        # The counter adds the same to every exit on both: they stand for
-        # the series and stock.
-        runs.append(summarize_method({"series": raw[series], "stock": raw[stock]}))
+        # The counter adds the same to every exit on each: they stand for
+        # the series, stock and mainline.
+        runs.append(summarize_method({column[k]: raw[k] for k in kernels}))
     figures = [{k: {t: b["figures"] for t, b in by_t.items()}
                 for k, by_t in r["boots"].items()} for r in runs]
     rows = [[t, check, _fmt(sv), _fmt(kv), "ok" if ok else "FAIL"]
             for t, check, sv, kv, ok in gate(runs[0])]
-    text = tables.format_table(["target", "rule (instructions)", "series", "stock", ""], rows)
+    text = tables.format_table(["target", "rule (instructions)", "series", "reference", ""],
+                               rows)
     same = figures[0] == figures[1]
     bad = sum(r[-1] != "ok" for r in rows)
     text += "\n%s\nperf gate: %s\n" % (
@@ -516,7 +560,7 @@ def cmd_perf_gate(_args):
     (out / "perf-gate.txt").write_text(text)
     (out / "perf-gate.json").write_text(json.dumps(
         {"identical": same, "figures": figures, "rules": [
-            {"target": r[0], "rule": r[1], "series": r[2], "stock": r[3], "ok": r[4] == "ok"}
-            for r in rows]}, indent=1) + "\n")
+            {"target": t, "rule": check, "series": sv, "reference": kv, "ok": ok}
+            for t, check, sv, kv, ok in gate(runs[0])]}, indent=1) + "\n")
     print(text, end="")
     return 0 if same and not bad else 1

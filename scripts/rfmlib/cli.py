@@ -55,7 +55,8 @@ COMMANDS = (
     ("host-tests", selftest.cmd_host_tests, "the driver's unit tests"),
     ("guest-selftest", selftest.cmd_guest_selftest, "a panicking and a hanging guest fail"),
     ("bench", bench.cmd_bench, "the seed's performance claims, measured"),
-    ("perf-gate", bench.cmd_perf_gate, "series against stock in exact instruction counts"),
+    ("perf-gate", bench.cmd_perf_gate, "series against stock and mainline in exact "
+     "instruction counts"),
     ("fuzz", suites.cmd_fuzz, "hostile lists against a model of the walk"),
     ("stress", suites.cmd_stress, "owners killed while others wait"),
     ("bisect-check", bisect.cmd_bisect_check, "the series one patch at a time"),

@@ -26,6 +26,8 @@ LIBRARY_PATH_FILE = "/etc/rfm-library-path"   # read by init
 # Programs of another suite (mainline's selftests) that init runs a second
 # time when they fail: one name a line, read by init.
 RERUN_FILE = "/etc/rfm-rerun"
+# Programs the cases run, which init does not (a 64-bit tracer for ia32).
+HELPERS_DIR = "/helpers"
 
 
 # Programs of tests/common that a suite also runs, for as long as it
@@ -52,6 +54,12 @@ def sources_for(user, suite="tests"):
                             % (src.stem, found[src.stem], src))
             found[src.stem] = src
     return sorted(found.items())
+
+
+def helper_sources(user):
+    """(name, path) of the 64-bit helpers a userland's cases run."""
+    return sorted((src.stem, src) for d in user.helpers64
+                  for src in (config.REPO / d).glob("*.c"))
 
 
 def _hash_files(paths, extra=""):
@@ -83,8 +91,9 @@ def build_programs(user, suite="tests", libc="static"):
     headers = sorted((config.REPO / "tests" / "include").glob("*.h"))
     init_src = config.REPO / "initramfs" / "init.c"
     tests = sources_for(user, suite)
+    helpers = helper_sources(user) if suite == "tests" else []
     shared = shared_programs(tests, libc)
-    key = _hash_files([init_src] + headers + [p for _, p in tests],
+    key = _hash_files([init_src] + headers + [p for _, p in tests + helpers],
                       " ".join(CFLAGS) + user.cflag + suite + " ".join(sorted(shared))
                       + compiler_key(user))
     out = config.cache_dir() / "user" / ("%s-%s-%s" % (suite, user.name, key))
@@ -97,15 +106,19 @@ def build_programs(user, suite="tests", libc="static"):
         shutil.rmtree(out)   # half made by a version of this code before atomic.py
     with atomic.new_dir(out) as tmp:
         (tmp / "tests").mkdir()
+        (tmp / "helpers").mkdir()
         checkpoint("userland")
         flags = CFLAGS + ["-I", str(config.REPO / "tests" / "include")]
-        for name, src, dst in ([("init", init_src, tmp / "init")]
-                               + [(n, s, tmp / "tests" / n) for n, s in tests]):
+        for name, src, dst, cc in ([("init", init_src, tmp / "init", user.compiler())]
+                                   + [(n, s, tmp / "tests" / n, user.compiler())
+                                      for n, s in tests]
+                                   + [(n, s, tmp / "helpers" / n, [user.cc, "-m64"])
+                                      for n, s in helpers]):
             link = [f for f in flags if f != "-static"] if name in shared else flags
-            r = subprocess.run(user.compiler() + link + ["-o", str(dst), str(src), "-lpthread"],
+            r = subprocess.run(cc + link + ["-o", str(dst), str(src), "-lpthread"],
                                capture_output=True, text=True)
             if r.returncode != 0:
-                raise Fatal("compiling %s (%s) failed:\n%s" % (src, user.cflag, r.stderr))
+                raise Fatal("compiling %s (%s) failed:\n%s" % (src, cc[-1], r.stderr))
         (tmp / "done").write_text("")
     return out
 
@@ -239,6 +252,8 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static",
     external = extra_programs(external_dir, user)
     bb = busybox(user)
     tests = [(p.name, p) for p in sorted((programs / "tests").iterdir())]
+    helpers = [(p.name, p) for p in sorted((programs / "helpers").iterdir())] \
+        if (programs / "helpers").is_dir() else []
     names = {name for name, _ in tests}
     for name, path in extras + external:
         if name in names:
@@ -257,9 +272,13 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static",
     spec += [line for line in closure.cpio_spec() if line not in spec]
     for name, path in tests + extras:
         spec.append("file /tests/%s %s 0755 0 0" % (name, path))
+    if helpers:
+        spec.append("dir %s 0755 0 0" % HELPERS_DIR)
+    for name, path in helpers:
+        spec.append("file %s/%s %s 0755 0 0" % (HELPERS_DIR, name, path))
     library_path = ":".join(closure.library_path)
     rerun = "".join("%s\n" % name for name, _ in external)
-    key = _hash_files([programs / "init", bb] + [p for _, p in tests + extras]
+    key = _hash_files([programs / "init", bb] + [p for _, p in tests + extras + helpers]
                       + [Path(f) for f in closure.host_files()],
                       user.name + suite + "\n".join(spec) + library_path + rerun)
     cpio = config.cache_dir() / "initramfs" / ("%s-%s.cpio" % (user.name, key))

@@ -228,8 +228,9 @@ KNOBS = (
          "kernel variants, comma separated (docs/kernels.md); unset, with BZIMAGE or "
          "BZIMAGE32: user; merge's default: the kernels its shards ran",
          MATRIX + ("kernels", "bench", "fuzz", "stress", "merge", "cache-key", "lava",
-                   "lava-check"),
+                   "lava-check", "perf-gate"),
          per_command=(("matrix-check", "series,stock,baseline"),
+                      ("perf-gate", "bench-exit,bench-exit-stock,bench-exit-mainline"),
                       ("lava", "series,stock,baseline"),
                       ("lava-check", "series,stock,baseline"),
                       ("bench", "series,stock,bench-1m"),

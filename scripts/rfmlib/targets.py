@@ -57,6 +57,10 @@ class Userland:
     extra_suffix: str = ""
     x86: bool = True          # can run x86-only cases (int $0x80, x32...)
     uapi_arch: str = "x86"    # make ARCH= of the kernel headers its programs see
+    # Directories of helper programs its cases run that are built -m64,
+    # not with cflag, into /helpers: a 64-bit tracer sees and sets all of
+    # an ia32 task's registers, which no 32-bit program can.
+    helpers64: tuple = ()
 
     @property
     def suffix(self):
@@ -86,7 +90,7 @@ USERLANDS = {
     "ilp32": Userland("ilp32", "-m32", ("tests32",), "i386", (1, 3),
                       ("/lib32", "/usr/lib32", "/lib/i386-linux-gnu",
                        "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"),
-                      "libc6-i386", "lib32", "i386"),
+                      "libc6-i386", "lib32", "i386", helpers64=("helpers64",)),
     # ILP32 in long mode: 32-bit pointers, x86_64 instructions and ELF
     # machine, its own system call numbers (__X32_SYSCALL_BIT). It runs
     # the ILP32 cases and its own (testsx32: the 64-bit calls it can make).
@@ -353,6 +357,15 @@ KERNEL_VARIANTS = {
                         "configs": ("x86_64", "i386"),
                         "about": "Debian's linux-source-7.3 as shipped, without CONFIG_RSEQ "
                                  "(tinyconfig's)"},
+    # make perf-gate and make bench: mainline with the exit release counter
+    # (patches/bench-exit-mainline, 7.3's version of bench-exit), built
+    # incrementally in mainline's own slot, from its config (x86 only).
+    "bench-exit-mainline": {"role": REFERENCE, "tree": "linux-source-7.3",
+                            "patches": "none+bench-exit-mainline", "slot": "mainline",
+                            "fragments": {"x86_64": ("mainline.config", "mainline-x86.config"),
+                                          "i386": ("mainline.config", "mainline-x86.config")},
+                            "about": "mainline + patches/bench-exit-mainline (exit release "
+                                     "counter)"},
     # Another Debian tree the same way: trixie's own kernel, which has
     # neither the 2026 unlock nor the exec fix.
     "trixie": {"role": REFERENCE, "tree": "linux-source-6.12", "patches": "none",
@@ -381,6 +394,8 @@ def variant_slot(kernel):
     build of theirs (a few files), not a kernel from scratch; one with a
     config of its own (fragments, Debian's config) has its own."""
     variant = KERNEL_VARIANTS[kernel]
+    if variant.get("slot"):     # test-only patches on another tree's variant
+        return variant["slot"]
     if variant.get("fragments") or variant.get("base") or variant.get("tree"):
         return kernel
     return {"all": "series", "first": "baseline", "none": "stock"}[
@@ -451,8 +466,10 @@ def kernel_append(kernel):
     return KERNEL_VARIANTS.get(kernel, {}).get("append", "")
 
 
-# The perf gate's pair: (series, stock), both with the exit release counter.
-PERF_GATE_KERNELS = ("bench-exit", "bench-exit-stock")
+# The perf gate's kernels, each with the exit release counter, by the
+# column they stand for.
+PERF_GATE_KERNELS = {"series": "bench-exit", "stock": "bench-exit-stock",
+                     "mainline": "bench-exit-mainline"}
 
 
 def target(name):

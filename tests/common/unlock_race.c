@@ -33,6 +33,7 @@
 
 #include <fcntl.h>
 #include <setjmp.h>
+#include <sys/prctl.h>
 #include <sys/auxv.h>
 #include <ucontext.h>
 
@@ -419,6 +420,192 @@ static int vdso_fixup_after_sigreturn_into_window(void)
 		  "the slot is still set when the next signal is delivered");
 	return RFM_PASS;
 }
+
+#if defined(__x86_64__) && !defined(__ILP32__)
+/*
+ * ---- a 64-bit task's list32 slot above 4 GiB ----
+ *
+ * A 64-bit program may keep 32-bit lists (an emulator's guest threads)
+ * and unlock them with the list32 try-unlock, whose slot is then any
+ * address of the task, here one above 4 GiB. The fixup takes all of
+ * RDX from a 64-bit task: the slot is cleared there, and no word at the
+ * address's low 32 bits is touched (a canary page is mapped there when
+ * the address is free).
+ */
+struct high_slot_owner {
+	struct rfm_lock lock;
+	volatile uint32_t slot[3];	/* [1] is the slot; [0], [2] guards */
+};
+
+#define HIGH_SLOT_PENDING	0x5a5a5a5aU	/* a 32-bit list_op_pending */
+#define HIGH_SLOT_GUARD		0xa5a5a5a5U
+#define OPCODE_JNZ_REL8		0x75
+
+static void high_slot_owner_main(struct high_slot_owner *o, void *fn)
+{
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	o->lock.futex = tid;
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(1);
+	stop_self(getpid());
+	((rfm_try_unlock32_fn)fn)(&o->lock.futex, tid, (uint32_t *)&o->slot[1]);
+	for (;;)
+		stop_self(getpid());	/* killed here, if not before */
+}
+
+static int vdso_fixup_list32_slot_above_4gib(void)
+{
+	struct high_slot_owner *o = rfm_shared(sizeof(*o));
+	unsigned long size = 0, ip = 0;
+	void *fn = rfm_vdso_func(RFM_TRY_UNLOCK32, RFM_VDSO_VERSION, &size);
+	volatile uint32_t *canary = MAP_FAILED;
+	int status, steps = 0;
+	pid_t pid;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	if (!fn && !rfm_kernel_has_compat())
+		return rfm_skip("no CONFIG_COMPAT: the vDSO has no list32 try-unlock");
+	RFM_REQUIRE_SINGLESTEP_OR_SKIP();
+	RFM_CHECK(o && fn, "set up: %s", o ? "no list32 try-unlock in the vDSO" : "mmap");
+	RFM_CHECK((unsigned long)&o->slot[1] > 0xffffffffUL,
+		  "the slot is at %p, not above 4 GiB", (void *)&o->slot[1]);
+	o->slot[0] = o->slot[2] = HIGH_SLOT_GUARD;
+	o->slot[1] = HIGH_SLOT_PENDING;
+	{
+		unsigned long alias = (uint32_t)(unsigned long)&o->slot[1];
+
+		canary = mmap((void *)(alias & ~4095UL), 4096, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (canary != MAP_FAILED) {
+			memset((void *)canary, 0xa5, 4096);
+			canary = (volatile uint32_t *)alias;
+		}
+	}
+	pid = fork();
+	if (pid == 0)
+		high_slot_owner_main(o, fn);
+	RFM_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFSTOPPED(status),
+		  "the owner did not stop before its unlock: %s", strerror(errno));
+	while (o->lock.futex != 0 && steps < RFM_RACE_MAX_STEPS) {
+		if (rfm_race_step(pid))
+			break;
+		steps++;
+	}
+	if (o->lock.futex == 0)
+		ip = rfm_race_ip(pid);
+	rfm_race_kill(pid);
+	RFM_CHECK(o->lock.futex == 0, "the lock was never released (%d steps)", steps);
+	/* The stop is at the jnz after the cmpxchg: the store has not run. */
+	RFM_CHECK(ip > (unsigned long)fn && ip < (unsigned long)fn + size &&
+		  *(const uint8_t *)ip == OPCODE_JNZ_REL8,
+		  "the release was seen at %#lx, not at the jnz after the cmpxchg", ip);
+	if (canary != MAP_FAILED)
+		RFM_CHECK(*canary == HIGH_SLOT_GUARD, "the word at the slot's low 32 bits "
+			  "(%p) was written: %#x", (void *)canary, *canary);
+	rfm_diag("the slot's low 32 bits (%#lx): %s", (unsigned long)(uint32_t)(unsigned long)
+		 &o->slot[1], canary != MAP_FAILED ? "a canary, untouched" : "in use, not checked");
+	rfm_obs("slot", "%s", o->slot[1] == 0 ? "cleared" : "set");
+	RFM_CHECK(o->slot[1] == 0, "stopped after the release with a list32 slot at %p "
+		  "still set (%#x): the fixup did not use all of a 64-bit task's RDX",
+		  (void *)&o->slot[1], o->slot[1]);
+	RFM_CHECK(o->slot[0] == HIGH_SLOT_GUARD && o->slot[2] == HIGH_SLOT_GUARD,
+		  "written past the 4-byte slot: %#x %#x", o->slot[0], o->slot[2]);
+	return RFM_PASS;
+}
+#endif
+
+#ifdef __i386__
+/*
+ * ---- an ia32 task's DX, as a 64-bit tracer sets it ----
+ *
+ * An ia32 task on a 64-bit kernel has 64-bit registers it cannot see:
+ * its code and its 32-bit tracers read and write the low halves, but a
+ * 64-bit tracer (PTRACE_SETREGS of struct user_regs_struct) sets all of
+ * RDX, and the CPU keeps the upper half while the task runs code that
+ * never writes EDX, such as the try-unlock's cmpxchg. The slot is what
+ * the task's own store would use: the low half. Here the tracer
+ * (helpers64/ia32_dx_tracer.c, built -m64 into this image) sets bit 32
+ * of RDX at the cmpxchg and steps it; the fixup runs for the trap, in
+ * the window with ZF set, and the slot must be clear. The series reads
+ * 32 bits of an ia32 task's DX (patch 14); mainline (7.3) reads all 64,
+ * writes to an address the task has not mapped, and leaves the slot
+ * (patches/deviations-mainline.txt names it).
+ */
+#define IA32_DX_TRACER	"/helpers/ia32_dx_tracer"
+
+struct dx_owner {
+	struct robust_list_head head;
+	struct rfm_lock lock;
+};
+
+static void dx_owner_main(struct dx_owner *o, void *fn)
+{
+	uint32_t tid = (uint32_t)rfm_gettid();
+
+	rfm_head_init(&o->head);
+	o->lock.futex = tid;
+	o->head.list_op_pending = &o->lock.link;
+	if (rfm_set_robust_list(&o->head, sizeof(o->head)))
+		_exit(1);
+	/* The tracer is a sibling: let it attach whatever Yama says. */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	stop_self(getpid());	/* the tracer seizes it here */
+	rfm_own_try_unlock_call(fn, &o->lock.futex, tid, &o->head.list_op_pending);
+	_exit(2);		/* the tracer kills it before its store */
+}
+
+static int vdso_fixup_ignores_upper_half_of_ia32_dx(void)
+{
+	struct dx_owner *o = rfm_shared(sizeof(*o));
+	unsigned long size = 0;
+	void *fn = rfm_own_try_unlock(&size);
+	char pid_arg[16], lock_arg[24], fn_arg[24], size_arg[24];
+	int status = 0, traced;
+	pid_t pid, tracer;
+
+	RFM_REQUIRE_ROBUST_UNLOCK();
+	if (rfm_kernel_64bit() == 0)
+		return rfm_skip("a 32-bit kernel: no 64-bit tracer, no upper half");
+	RFM_REQUIRE_SINGLESTEP_OR_SKIP();
+	RFM_CHECK(o && fn, "set up: %s", o ? "no try-unlock in the vDSO" : "mmap");
+	pid = fork();
+	if (pid == 0)
+		dx_owner_main(o, fn);
+	RFM_CHECK(pid > 0, "fork: %s", strerror(errno));
+	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+		rfm_race_kill(pid);
+		RFM_CHECK(0, "the owner did not stop before its unlock (status %#x; "
+			  "exit 1: set_robust_list)", status);
+	}
+	snprintf(pid_arg, sizeof(pid_arg), "%d", pid);
+	snprintf(lock_arg, sizeof(lock_arg), "%lx", (unsigned long)&o->lock.futex);
+	snprintf(fn_arg, sizeof(fn_arg), "%lx", (unsigned long)fn);
+	snprintf(size_arg, sizeof(size_arg), "%lx", size);
+	fflush(stdout);
+	tracer = fork();
+	if (tracer == 0) {
+		execl(IA32_DX_TRACER, "ia32_dx_tracer", pid_arg, lock_arg, fn_arg, size_arg,
+		      (char *)NULL);
+		printf("# exec %s: %s\n", IA32_DX_TRACER, strerror(errno));
+		_exit(127);
+	}
+	traced = tracer > 0 && waitpid(tracer, &status, 0) == tracer;
+	rfm_race_kill(pid);
+	RFM_CHECK(traced, "the tracer: %s", strerror(errno));
+	/* The upper halves are undefined in compatibility mode (TCG keeps them) */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+		return rfm_skip("the CPU did not keep RDX's upper half across a step");
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the tracer failed (status %#x; exit 2: tracing, 127: exec)", status);
+	rfm_obs("slot", "%s", o->head.list_op_pending == NULL ? "cleared" : "set");
+	RFM_CHECK(o->lock.futex == 0, "the lock is %#x, not released", o->lock.futex);
+	RFM_CHECK(o->head.list_op_pending == NULL, "stopped in the window with bit 32 of "
+		  "RDX set by a 64-bit tracer, the slot is still set: the fixup used the "
+		  "whole RDX of an ia32 task");
+	return RFM_PASS;
+}
+#endif
 #else
 static int vdso_fixup_after_sigreturn_into_window(void)
 {
@@ -587,6 +774,12 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(vdso_fixup_unwritable_slot_gives_up_list),
 	RFM_CASE(vdso_fixup_after_mremap),
 	RFM_CASE(vdso_fixup_after_sigreturn_into_window),
+#if defined(__x86_64__) && !defined(__ILP32__)
+	RFM_CASE(vdso_fixup_list32_slot_above_4gib),
+#endif
+#ifdef __i386__
+	RFM_CASE(vdso_fixup_ignores_upper_half_of_ia32_dx),
+#endif
 	RFM_CASE(signal_without_vdso_keeps_slot),
 };
 

@@ -130,6 +130,30 @@ class Gate(unittest.TestCase):
                             counted(records(2, 2, 1000, 1000), 91, 130), "x86_64")
         self.assertFalse(bad["exit release, no list <= stock"])
 
+    def test_mainline_is_a_second_reference_with_the_unlock_paths(self):
+        # Against mainline: the same walk and exit rules, and the unlock
+        # ways of the 2026 ABI (stock has none, so they are not held
+        # against it); one instruction more than mainline fails.
+        def unlocks(recs, vdso, wake_robust):
+            return recs + [{"path": "robust_unlock", "way": "vdso", "ns": vdso},
+                           {"path": "robust_unlock", "way": "wake_robust", "ns": wake_robust}]
+        series = unlocks(counted(records(1, 1, 1000, 1000), 91, 130, hook=19), 40, 900)
+        stock = counted(records(2, 2, 1000, 1000), 91, 130)
+        mainline = unlocks(counted(records(2, 2, 1000, 1000), 95, 140), 40, 899)
+        rows = bench.gate(bench.summarize_method(
+            {"series": {"x86_64": series}, "stock": {"x86_64": stock},
+             "mainline": {"x86_64": mainline}}))
+        v = {check: ok for _, check, _, _, ok in rows}
+        self.assertTrue(v["walk_uncontended <= mainline"])
+        self.assertTrue(v["exit release, empty list <= mainline"])
+        self.assertTrue(v["unlock, vDSO try-unlock <= mainline"])
+        self.assertFalse(v["unlock, FUTEX_WAKE|FUTEX_ROBUST_UNLOCK <= mainline"])
+        self.assertNotIn("unlock, vDSO try-unlock <= stock", v)
+        self.assertEqual(sum(c.startswith("signal hook") for c in v), 1)
+        # Without mainline's boot there are no mainline rows at all.
+        v = self.verdicts(series, stock, "x86_64")
+        self.assertFalse([c for c in v if "mainline" in c])
+
     def test_an_x86_boot_without_the_count_fails_not_falls_back(self):
         # The counter did not run on x86 (a kernel without bench-exit):
         # that is no figure, not a reason to judge by the bound instead.

@@ -39,6 +39,7 @@ WHERE = {
     "x86 ilp32": {t.name for t in GROUPED if t.x86 and t.abi == "ilp32" and t.userland != "x32"},
     "x32": {t.name for t in GROUPED if t.userland == "x32"},
     "lp64": {t.name for t in GROUPED if t.abi == "lp64"},
+    "x86 lp64": {t.name for t in GROUPED if t.x86 and t.abi == "lp64"},
     # a task that can register a native list and a compat one: on x86_64,
     # through int $0x80 (64-bit) or 273 (x32); an arm64 task cannot make
     # AArch32 calls

@@ -30,7 +30,8 @@ class ExecWindow(unittest.TestCase):
 
 class BenchExit(unittest.TestCase):
     def test_the_same_counter_on_the_series_and_on_stock(self):
-        series, stock = targets.PERF_GATE_KERNELS
+        series = targets.PERF_GATE_KERNELS["series"]
+        stock = targets.PERF_GATE_KERNELS["stock"]
         on_series = tree.patches_for(targets.KERNEL_VARIANTS[series]["patches"])
         on_stock = tree.patches_for(targets.KERNEL_VARIANTS[stock]["patches"])
         # The series, the exit counter stock gets too, then the counter of
@@ -43,6 +44,19 @@ class BenchExit(unittest.TestCase):
                          [config.PATCHES / "bench-signal"])
         self.assertTrue(targets.has_series(series))
         self.assertFalse(targets.has_series(stock))
+
+    def test_mainline_gets_its_own_counter_in_its_own_slot(self):
+        # 7.3's version of the counter, on mainline's tree, from mainline's
+        # config: an incremental build in mainline's slot.
+        kernel = targets.PERF_GATE_KERNELS["mainline"]
+        v, m = targets.KERNEL_VARIANTS[kernel], targets.KERNEL_VARIANTS["mainline"]
+        self.assertEqual([p.parent for p in tree.patches_for(v["patches"])],
+                         [config.PATCHES / "bench-exit-mainline"])
+        self.assertEqual(targets.variant_tree(kernel), targets.variant_tree("mainline"))
+        self.assertEqual(targets.variant_slot(kernel), targets.variant_slot("mainline"))
+        for name in targets.variant_configs(kernel):
+            self.assertEqual(v["fragments"][name], m["fragments"][name])
+        self.assertEqual(set(targets.variant_configs(kernel)), {"x86_64", "i386"})
 
     def test_an_unknown_base_or_directory_is_refused(self):
         with self.assertRaisesRegex(Fatal, "holds no patch"):

@@ -46,7 +46,7 @@ def cmd_checkpatch(_args):
         print("names: %s" % line)
     print("names: %s" % ("%d clash(es) with mainline" % len(clashes) if clashes else
                          "no name of the series means something else in mainline"))
-    misfits, variants = tree.variant_misfits(pristine)
+    misfits, variants = tree.variant_misfits(pristine, other_trees=True)
     for name, patch, why in misfits:
         print("variants: %s of kernel %s does not apply exactly:\n%s" % (patch.name, name, why))
     print("variants: %s" % ("%d kernel variant(s) whose patches no longer apply" % len(misfits)

@@ -74,7 +74,9 @@ NEEDS = (
     Need(DEB, config.LINUX_SOURCE_PACKAGE, "the kernel tree (pinned in patches/trees.json)",
          BUILDING + ("checkpatch", "host-tests")),
     Need(DEB, KERNEL_VARIANTS["mainline"]["tree"], "mainline's tree: the mainline kernel and "
-         "its futex selftests (pinned in patches/trees.json)", knobs.MATRIX + ("kernels",)),
+         "its futex selftests (pinned in patches/trees.json); the test-only patches "
+         "checkpatch applies to it", knobs.MATRIX + ("kernels", "perf-gate", "bench",
+                                                      "checkpatch")),
     # x86 kernels and guests.
     Need(APT, "libelf-dev", "objtool, in x86 kernel builds", kernel_arches=X86),
     Need(APT, "qemu-system-x86", "booting the x86 guests", kernel_arches=X86),

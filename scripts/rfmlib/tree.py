@@ -404,19 +404,23 @@ def cmd_repin(_args):
     return 0
 
 
-def variant_misfits(pristine):
+def variant_misfits(pristine, other_trees=False):
     """What each kernel variant builds (the series, its prefixes, the
     test-only patches on top, exactly as they are stacked), checked
-    against `pristine`: ([(variant, patch, why)] of the stacks with a
-    patch that does not apply exactly, [variant names checked])."""
+    against its tree: `pristine` for the series' own; with other_trees,
+    the variants of another Debian tree (`tree`: mainline's test-only
+    patches) against that tree too. ([(variant, patch, why)] of the
+    stacks with a patch that does not apply exactly, [variant names
+    checked])."""
     stacks = {}
     for name, variant in KERNEL_VARIANTS.items():
         patches = patches_for(variant["patches"]) if variant.get("patches") else None
-        if patches:
-            stacks.setdefault(tuple(patches), name)
+        if patches and (other_trees or not variant.get("tree")):
+            stacks.setdefault((variant.get("tree"), tuple(patches)), name)
     misfits = []
-    for patches, name in stacks.items():
-        misfit = first_misfit(pristine, list(patches))
+    for (package, patches), name in stacks.items():
+        misfit = first_misfit(pristine if package is None else pristine_tree(package),
+                              list(patches))
         if misfit:
             misfits.append((name, misfit[0], misfit[1]))
     return misfits, sorted(stacks.values())

@@ -75,6 +75,25 @@ class Figures(unittest.TestCase):
         self.assertIn("0.46 | 0.6", text)
 
 
+    def test_mainline_gets_columns_of_its_own_when_it_was_booted(self):
+        raw = {"icount": {"series": {"x86_64": records(91, 615, 20000, 20050)},
+                          "stock": {"x86_64": records(165, 679, 20000, 20040)},
+                          "mainline": {"x86_64": records(156, 869, 21000, 21040)}}}
+        doc = bench.summarize(raw, "tcg")
+        self.assertEqual(doc["methods"]["icount"]["series_vs_mainline"]["x86_64"]
+                         ["walk_uncontended_ns"], round(91 / 156, 2))
+        text = bench.render(doc)
+        header = [l for l in text.splitlines() if l.startswith("figure")][0]
+        self.assertIn("series/mainline", header)
+        row = [l for l in text.splitlines()
+               if l.startswith("kernel walk, uncontended (instructions/lock)")][0]
+        self.assertIn("156", row)
+        self.assertIn(str(round(91 / 156, 2)), row)
+        # Without mainline's boots, no such column.
+        del raw["icount"]["mainline"]
+        self.assertNotIn("mainline", bench.render(bench.summarize(raw, "tcg")))
+
+
 class Gate(unittest.TestCase):
     def verdicts(self, series, stock, target="i386"):
         return {check: ok for _, check, _, _, ok in bench.gate(part(series, stock, target))}

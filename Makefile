@@ -11,7 +11,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check
+.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -102,6 +102,18 @@ exec-window-short:
 ## CONFIG_COMPAT (docs/mainline.md)
 mainline-check:
 	KERNELS=series,stock,mainline TARGETS="all x86_64-noia32" RFM_OUT=$${RFM_OUT:-out}/mainline $(RFM) matrix-check
+
+## upstream-check: the mails of upstream/ for mainline (7.3): git am,
+## checkpatch --strict of 7.3, the Cc list of get_maintainer.pl, no new
+## build warning, and mainline-fix (7.3 + the mails) against mainline on
+## the eight targets (TARGETS), with mainline's futex selftests, in
+## RFM_OUT/upstream (docs/upstream.md); upstream-check-short: make
+## check's, on the x86_64 kernel's three ABIs, judging matrix-x86_64's run
+upstream-check:
+	RFM_OUT=$${RFM_OUT:-out}/upstream $(RFM) upstream-check
+
+upstream-check-short:
+	$(RFM) check --step upstream-check-short
 
 ## distro-check: the series and stock built from Debian's own config
 ## (kconfig/distro.config), on the x86 targets and x86_64-la57 (5-level

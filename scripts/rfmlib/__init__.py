@@ -39,6 +39,6 @@ LAYERS = (
     ("results", ("compare", "kcidb", "report", "merge", "mutgen")),
     ("pipeline", ("pipeline",)),
     ("commands", ("matrix", "selftest", "shell", "bisect", "suites", "bench", "mutate",
-                  "checkpatch", "lab", "checkrun", "coverage")),
+                  "checkpatch", "lab", "checkrun", "coverage", "upstream")),
     ("cli", ("cli",)),
 )

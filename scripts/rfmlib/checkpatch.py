@@ -11,6 +11,27 @@ from .log import Fatal
 from .mutate import CATALOGUES, stale_mutants
 
 
+def checkpatch(patch, tree_dir, allowed=None):
+    """`tree_dir`'s scripts/checkpatch.pl --strict on `patch`: (its total
+    line, the findings allowed, the findings refused, its output). Errors
+    are refused; warnings and checks unless `allowed` names their type."""
+    # checkpatch runs scripts/spdxcheck.py on new files with `python3`:
+    # Debian's, which has the python3-ply and python3-git make deps
+    # installs, not whatever python3 comes first in PATH.
+    env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    r = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict", "--show-types", str(patch)],
+                       cwd=tree_dir, capture_output=True, text=True, env=env)
+    if "Traceback" in r.stderr:
+        raise Fatal("checkpatch's SPDX check could not run on %s:\n%s"
+                    % (patch.name, r.stderr[-1500:]))
+    found = re.findall(r"^(ERROR|WARNING|CHECK):(\w+):", r.stdout, re.M)
+    refused = [f for f in found if f[0] == "ERROR" or f[1] not in (allowed or {})]
+    summary = [line for line in r.stdout.splitlines() if line.startswith("total:")]
+    return (summary[0] if summary else "checkpatch failed",
+            [t for k, t in found if (k, t) not in refused], refused if summary else [("", "")],
+            r.stdout)
+
+
 def cmd_checkpatch(_args):
     """Errors fail; warnings and checks fail unless
     patches/checkpatch-allowed.txt names their type with a reason."""
@@ -18,26 +39,12 @@ def cmd_checkpatch(_args):
     pristine = tree.pristine_tree()
     allowed = dict(compare.load_rules(config.PATCHES / "checkpatch-allowed.txt"))
     rows, bad = [], 0
-    # checkpatch runs scripts/spdxcheck.py on new files with `python3`:
-    # Debian's, which has the python3-ply and python3-git make deps
-    # installs, not whatever python3 comes first in PATH.
-    env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     for p in tree.read_series():
-        r = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict",
-                            "--show-types", str(p)],
-                           cwd=pristine, capture_output=True, text=True, env=env)
-        if "Traceback" in r.stderr:
-            raise Fatal("checkpatch's SPDX check could not run on %s:\n%s"
-                        % (p.name, r.stderr[-1500:]))
-        found = re.findall(r"^(ERROR|WARNING|CHECK):(\w+):", r.stdout, re.M)
-        refused = [f for f in found if f[0] == "ERROR" or f[1] not in allowed]
-        summary = [l for l in r.stdout.splitlines() if l.startswith("total:")]
-        rows.append([p.name, summary[0] if summary else "checkpatch failed",
-                     ", ".join("%s (allowed)" % t for k, t in found if (k, t) not in refused)
-                     or "-"])
-        if refused or not summary:
+        total, justified, refused, output = checkpatch(p, pristine, allowed)
+        rows.append([p.name, total, ", ".join("%s (allowed)" % t for t in justified) or "-"])
+        if refused:
             bad += 1
-            print(r.stdout)
+            print(output)
     print(tables.format_table(["patch", "checkpatch --strict", "justified"], rows))
     print("checkpatch: %s" % ("%d patch(es) with unjustified findings" % bad if bad
                               else "clean"))

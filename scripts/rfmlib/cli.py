@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import (abi, bench, bisect, checkpatch, checkrun, ci, cilint, config, coverage, deps,
-               knobs, lab, matrix, mutate, procs, selftest, shell, sparse, suites, tree)
+               knobs, lab, matrix, mutate, procs, selftest, shell, sparse, suites, tree, upstream)
 from .log import Fatal, one_line
 
 # Commands that replace parts of the output directory. Two of them at once
@@ -22,7 +22,7 @@ from .log import Fatal, one_line
 # long make fuzz did), so they take a lock on it.
 WRITES_OUT = {"run", "matrix-check", "report", "bench", "fuzz", "stress", "abi",
               "guest-selftest", "mutate", "mutate-gen", "perf-gate", "merge", "lava",
-              "lava-run", "lava-import", "lava-check", "coverage"}
+              "lava-run", "lava-import", "lava-check", "coverage", "upstream-check"}
 
 
 @contextlib.contextmanager
@@ -65,6 +65,8 @@ COMMANDS = (
     ("coverage", coverage.cmd_coverage, "the suites' line and branch coverage of the series "
      "(gcov kernels)"),
     ("checkpatch", checkpatch.cmd_checkpatch, "checkpatch --strict, names, mutants apply"),
+    ("upstream-check", upstream.cmd_upstream_check, "the mails of upstream/ on mainline "
+     "(7.3): git am, checkpatch, builds, the matrix against mainline"),
     ("sparse", sparse.cmd_sparse, "sparse on the series' C files against stock"),
     ("ci-check", cilint.cmd_ci_check, "the CI files read by actionlint and gitlab-ci-local"),
     ("lava", lab.cmd_lava, "LAVA jobs for KERNELS x TARGETS in RFM_OUT/lava"),

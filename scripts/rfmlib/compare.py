@@ -12,8 +12,9 @@ dict (the content of matrix.json) that report.py renders. Three questions:
    of its references (`stock`, `mainline`) on every case (status and
    observations), except where that reference's deviations file
    (patches/deviations.txt, patches/deviations-mainline.txt) names the
-   case? Kernels are told apart by their role (targets.role), never by
-   name.
+   case? A reference may be held against another with a file of its own
+   (`mainline-fix` against `mainline`: patches/deviations-upstream.txt).
+   Kernels are told apart by their role (targets.role), never by name.
 3. The negative control: does it fail what tests/negative-control.txt
    says it must (so the tests can be seen to fail)?
 """
@@ -356,11 +357,17 @@ def _where_named(rules, row):
     return "here" if len(named) == len(row["cells"]) else "on %s" % ",".join(named)
 
 
+def _rules(files):
+    return [rule for name in files for rule in load_rules(config.PATCHES / name)]
+
+
 def load_deviations(kernels):
-    """{reference: [(glob, text)]}: each reference's deviations file."""
-    return {k: [rule for name in deviations_files(k)
-                for rule in load_rules(config.PATCHES / name)]
-            for k in kernels if role(k) == REFERENCE}
+    """{reference: [(glob, text)]}: each reference's deviations files; and
+    {(kernel, reference): rules} for a comparison that names its own."""
+    rules = {k: _rules(deviations_files(k)) for k in kernels if role(k) == REFERENCE}
+    rules.update({(c.subject, c.reference): _rules(c.files)
+                  for c in comparisons(kernels) if c.files})
+    return rules
 
 
 def build_matrix(runs, targets, kernels, deviations=None, control=(),
@@ -437,7 +444,8 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
                         " (%s)" % cell["reason"] if cell["reason"] else ""))
     for cmp in comparisons(tuple(rows_by_kernel)):
         cmp_rows = compare_kernels(rows_by_kernel, cmp.reference, cmp.subject,
-                                   deviations.get(cmp.reference, ()))
+                                   deviations.get((cmp.subject, cmp.reference),
+                                                  deviations.get(cmp.reference, ())))
         for c in cmp_rows:
             c.update(subject=cmp.subject, reference=cmp.reference)
         matrix["comparisons"].append({"subject": cmp.subject, "reference": cmp.reference,

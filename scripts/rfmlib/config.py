@@ -14,6 +14,8 @@ LINUX_SOURCE_PACKAGE = "linux-source-6.1"
 LINUX_TOPDIR = LINUX_SOURCE_PACKAGE     # the tarball's top directory
 
 PATCHES = REPO / "patches"
+# The mails for mainline (7.3): git format-patch output, a cover letter first.
+UPSTREAM = REPO / "upstream"
 TREE_PINS = PATCHES / "trees.json"
 KCONFIG = REPO / "kconfig"
 

@@ -64,7 +64,8 @@ NEEDS = (
     Need(APT, "flex", "kernel build (kconfig)"),
     Need(APT, "bison", "kernel build (kconfig)"),
     Need(APT, "bc", "kernel build"),
-    Need(APT, "perl", "kernel build scripts, checkpatch.pl", BUILDING + ("checkpatch",)),
+    Need(APT, "perl", "kernel build scripts, checkpatch.pl, get_maintainer.pl",
+         BUILDING + ("checkpatch",)),
     Need(APT, "xz-utils", "the kernel tree's tarball"),
     Need(APT, "python3", "the driver, parser and comparer"),
     Need(APT, "patch", "applying the series (patch --fuzz=0)",
@@ -76,7 +77,7 @@ NEEDS = (
     Need(DEB, KERNEL_VARIANTS["mainline"]["tree"], "mainline's tree: the mainline kernel and "
          "its futex selftests (pinned in patches/trees.json); the test-only patches "
          "checkpatch applies to it", knobs.MATRIX + ("kernels", "perf-gate", "bench",
-                                                      "checkpatch")),
+                                                      "checkpatch", "upstream-check")),
     # x86 kernels and guests.
     Need(APT, "libelf-dev", "objtool, in x86 kernel builds", kernel_arches=X86),
     Need(APT, "qemu-system-x86", "booting the x86 guests", kernel_arches=X86),
@@ -90,7 +91,7 @@ NEEDS = (
          kernel_arches=ARM),
     Need(APT, "clang", "cross-building the ARM programs", userlands=("arm64", "armhf")),
     Need(APT, KERNEL_VARIANTS["mainline"]["cross_cc"], "cross-building mainline's ARM "
-         "kernels (7.3 needs LLVM 17 or later)", knobs.MATRIX + ("kernels",),
+         "kernels (7.3 needs LLVM 17 or later)", knobs.MATRIX + ("kernels", "upstream-check"),
          kernel_arches=ARM),
     Need(APT, "qemu-system-arm", "booting the ARM guests (qemu-system-aarch64, -arm)",
          kernel_arches=ARM),
@@ -116,8 +117,11 @@ NEEDS = (
     Need(APT, "dwarves", "pahole, for the ABI layout report", ("abi",)),
     Need(APT, "rsync", "make headers_install (the ABI gate)", ("abi",)),
     Need(APT, "sparse", "the kernel's semantic checker", ("sparse",)),
-    Need(APT, "python3-ply", "checkpatch's SPDX check of new files", ("checkpatch",)),
-    Need(APT, "python3-git", "checkpatch's SPDX check of new files", ("checkpatch",)),
+    Need(APT, "python3-ply", "checkpatch's SPDX check of new files",
+         ("checkpatch", "upstream-check")),
+    Need(APT, "python3-git", "checkpatch's SPDX check of new files",
+         ("checkpatch", "upstream-check")),
+    Need(APT, "git", "make upstream-check: git am of the mails", ("upstream-check",)),
     Need(APT, "lava-dispatcher", "LAVA's lava-run and job schema, offline",
          ("lava", "lava-run", "lava-check")),
     Need(DEB, "lava-server", "LAVA's device-type templates, rendered offline",

@@ -28,7 +28,7 @@ from .log import Usage, warn
 # checked once before its steps run).
 BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fuzz", "stress",
          "mutate", "mutate-gen", "perf-gate", "bisect-check", "lava-check", "lava-run",
-         "coverage")
+         "coverage", "upstream-check")
 MATRIX = ("run", "matrix-check", "check")
 BUILDS = BOOTS + ("kernels", "abi", "sparse", "lava")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key",
@@ -240,8 +240,9 @@ KNOBS = (
          + "; or a group: " + ", ".join(_targets.TARGET_GROUPS),
          MATRIX + ("kernels", "guest-selftest", "bench", "fuzz", "stress", "mutate",
                    "mutate-gen", "perf-gate", "merge", "cache-key", "bisect-check", "lava",
-                   "lava-check", "abi", "deps", "check-arm", "sparse", "coverage"),
-         per_command=(("bisect-check", "all"), ("lava", "all"))),
+                   "lava-check", "abi", "deps", "check-arm", "sparse", "coverage",
+                   "upstream-check"),
+         per_command=(("bisect-check", "all"), ("lava", "all"), ("upstream-check", "all"))),
     Knob("TARGET", one_target, "x86_64", "the target of make shell", ("shell",)),
     Knob("KERNEL", one_kernel, "series", "the kernel variant of make shell", ("shell",)),
     Knob("EXTRA", extra_dir, None, "a directory of your own static test programs",
@@ -280,11 +281,16 @@ KNOBS = (
          "mainline's futex selftests (tools/testing/selftests/futex of the mainline "
          "variant's Debian tree) in the guests, on every kernel: auto: all of them when "
          "KERNELS has mainline; robust: robust_list and futex_lock_pi_exiting only",
-         MATRIX),
+         MATRIX + ("upstream-check",)),
     Knob("LIBC", one_of("static", "shared"), "static",
          "how the project's robust-mutex programs link: static, or against the "
-         "installed shared glibc of each ABI", MATRIX + ("shell",)),
-    Knob("PROGRAM_TIMEOUT", seconds, "300", "seconds per guest program", MATRIX),
+         "installed shared glibc of each ABI", MATRIX + ("shell", "upstream-check")),
+    Knob("PROGRAM_TIMEOUT", seconds, "300", "seconds per guest program",
+         MATRIX + ("upstream-check",)),
+    Knob("UPSTREAM_MATRIX", directory, None,
+         "make upstream-check: judge the matrix already in this directory (a run with "
+         "mainline and mainline-fix on TARGETS) instead of booting its own",
+         ("upstream-check",), shown="boot mainline and mainline-fix"),
     Knob("MUTANTS", a_dir, lambda: str(REPO / "tests" / "mutants"),
          "make mutate: the mutant catalogue", ("mutate", "check"), shown="tests/mutants"),
     Knob("MUTANT", text_value, None, "make mutate: only these mutants, comma separated",
@@ -308,7 +314,7 @@ KNOBS = (
     Knob("DEBIAN_SECURITY_MIRROR", mirror, "http://deb.debian.org/debian-security",
          "the mirror of bookworm-security", DOWNLOADS),
     Knob("KCIDB_ORIGIN", text_value, "robust_futex_matrix",
-         "the origin of the objects in kcidb.json", MATRIX + ("merge",)),
+         "the origin of the objects in kcidb.json", MATRIX + ("merge", "upstream-check")),
 )
 
 BY_NAME = {k.name: k for k in KNOBS}

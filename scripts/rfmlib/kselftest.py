@@ -10,6 +10,10 @@ programs go into the guests as EXTRA programs do: `ksft-NAME.m64`,
 each of its cases is a row with a cell on every target, compared across
 targets and kernels as the project's own cases are.
 
+The mails of upstream/ that add to these selftests are applied to a
+copy of them first (selftest_source): every kernel runs the same
+programs, the new tests too.
+
 They are another suite's tests, with their own timing: init runs one
 that fails a second time (the file RERUN_LIST names them), and each case
 that fails again alone, up to three more times; the comparer reports a
@@ -18,14 +22,16 @@ results (ktap.py, compare.py).
 """
 import hashlib
 import re
+import shutil
 import subprocess
 
 from . import atomic, config, knobs, tree
 from .guest import compiler_key
 from .log import Fatal, progress
-from .targets import KERNEL_VARIANTS
+from .targets import KERNEL_VARIANTS, UPSTREAM
 
-SUITE_DIR = "tools/testing/selftests/futex/functional"
+SELFTESTS = "tools/testing/selftests"
+SUITE_DIR = SELFTESTS + "/futex/functional"
 # The rows' program names start so: they are mainline's, not the project's.
 PREFIX = "ksft-"
 # The Makefile's CFLAGS and LDLIBS, less what its checks add: LIBNUMA_VER_NO
@@ -43,13 +49,9 @@ EXCLUDED = {}
 # such an ABI the program is a stub that reports one SKIP case, "(not
 # built)", naming it, so the gap is a row of the matrix, never a silence.
 # Any other build failure stops the run.
-BUILD_GAPS = {
-    ("robust_list", "clang"):
-        "robust_list.c compares an _Atomic word with ASSERT_EQ, whose is_signed_var() "
-        "casts to __typeof__ of it: gcc drops the _Atomic there, Debian 12's clang (14; "
-        "16 and 19 too) refuses it, and Debian 12's gcc cross compilers conflict with "
-        "gcc-multilib (targets.py: CROSS_CC)",
-}
+BUILD_GAPS = {}     # none since upstream/'s second mail: robust_list.c built with
+                    # clang (Debian 12's gcc cross compilers conflict with
+                    # gcc-multilib: targets.py, CROSS_CC)
 STUB = r"""#include <stdio.h>
 int main(void)
 {
@@ -72,7 +74,8 @@ def wanted(kernels):
     (SELFTESTS): "all", "robust", or None."""
     choice = knobs.get("SELFTESTS")
     if choice == "auto":
-        return "all" if VARIANT in kernels else None
+        return "all" if any(KERNEL_VARIANTS.get(k, {}).get("tree") == tree_package()
+                            for k in kernels) else None
     return {"yes": "all", "robust": "robust"}.get(choice)
 
 
@@ -118,15 +121,59 @@ def uapi_headers(src, version, arch):
     return out / "usr" / "include"
 
 
+def selftest_mails():
+    """The mails of upstream/ that add to the selftests: they touch
+    nothing else (a mail that mixes the two is refused: its selftest could
+    not be built apart from its kernel change)."""
+    mails = []
+    for mail in tree.extra_patches(UPSTREAM):
+        files = tree.touched_files(mail)
+        mine = {f for f in files if f.startswith(SELFTESTS + "/")}
+        if mine and mine != files:
+            raise Fatal("upstream/%s changes the selftests and %s: split it, the selftests "
+                        "are built from the 7.3 tree with only the selftest mails applied"
+                        % (mail.name, ", ".join(sorted(files - mine))))
+        if mine:
+            mails.append(mail)
+    return mails
+
+
+def selftest_source(src, version, package):
+    """tools/testing/selftests (the futex suite and the harness) of the 7.3
+    tree `src`, with the selftest mails of upstream/ applied: a copy in
+    the cache, keyed by those mails. Every kernel of a matrix runs the
+    same programs, so a new test fails on mainline where it passes on
+    mainline-fix."""
+    mails = selftest_mails()
+    out = config.cache_dir() / "kselftest" / version / ("src-%s" % tree.patch_key(mails))
+    if (out / "done").exists():
+        return out
+    with config.cache_lock("kselftest-src"):
+        if (out / "done").exists():
+            return out
+        with atomic.new_dir(out) as tmp:
+            dst = tmp / SELFTESTS
+            dst.mkdir(parents=True)
+            shutil.copytree(src / SELFTESTS / "futex", dst / "futex")
+            for header in (src / SELFTESTS).glob("*.h"):
+                shutil.copy2(header, dst / header.name)
+            for mail in mails:
+                progress("kselftest", "%s: applying upstream/%s" % (version, mail.name))
+                tree.apply_patch(tmp, mail, package)
+            (tmp / "done").write_text("")
+    return out
+
+
 def build(user, which="all"):
     """The directory of mainline's futex selftests (`which`: "all", or
-    "robust": ROBUST) built for `user`'s ABI: files PREFIX + NAME + "." +
-    user.suffix."""
+    "robust": ROBUST), with upstream/'s selftest mails, built for `user`'s
+    ABI: files PREFIX + NAME + "." + user.suffix."""
     package = tree_package()
     src = tree.pristine_tree(package)
     version = tree.source(package=package).version
-    names = [n for n in programs(src) if which == "all" or n in ROBUST]
-    suite = src / SUITE_DIR
+    tests = selftest_source(src, version, package)
+    names = [n for n in programs(tests) if which == "all" or n in ROBUST]
+    suite = tests / SUITE_DIR
     sources = sorted(suite.glob("*.c")) + sorted((suite.parent / "include").glob("*.h")) \
         + [suite.parent.parent / "kselftest_harness.h", suite.parent.parent / "kselftest.h"]
     h = hashlib.sha256(("%s|%s|%s|%s|%s" % (version, " ".join(CFLAGS + LDLIBS), user.cflag,

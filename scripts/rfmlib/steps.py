@@ -20,9 +20,11 @@ The coverage gate is in: the coverage kernels are incremental builds
 of the series' (kconfig/gcov-runtime.config), a minute or two cold.
 So is the second oracle on the x86_64 kernel: matrix-x86_64 holds the
 series against stock and mainline (Debian's 7.3, a kernel from scratch)
-with mainline's robust futex selftests on the three ABIs; the i386 and
+with mainline's robust futex selftests on the three ABIs, and mainline
+with the mails of upstream/ (an incremental build of mainline's)
+against mainline, which upstream-check-short then judges; the i386 and
 ARM mainline kernels, and the other selftests, are make
-mainline-check's. To make room (45 min 34 s cold with it, 2026-12-06),
+mainline-check's and make upstream-check's. To make room (45 min 34 s cold with it, 2026-12-06),
 exec-window-short and mutate-gen-short went to CI's schedule, whose
 make exec-window-check and make mutate-gen run them in full; and then
 perf-gate-short (40 min 33 s cold with it, 2026-12-06), whose make
@@ -79,9 +81,13 @@ CHECK = (
     Step("coverage", "coverage", "every line the series adds reached on the five x86 "
          "targets (gcov), or named in docs/coverage.md"),
     Step("matrix-x86_64", "matrix-check", "series against stock and mainline (7.3), "
-         "mainline's robust futex selftests included, on the x86_64 kernel's three ABIs",
-         (("KERNELS", "series,stock,mainline"), ("TARGETS", X86_64_ABIS),
+         "and mainline with upstream/ against mainline, mainline's robust futex "
+         "selftests included, on the x86_64 kernel's three ABIs",
+         (("KERNELS", "series,stock,mainline,mainline-fix"), ("TARGETS", X86_64_ABIS),
           ("SELFTESTS", "robust"), ("RFM_OUT", "{out}/x86_64"))),
+    Step("upstream-check-short", "upstream-check", "the mails of upstream/: git am, "
+         "checkpatch of 7.3, no new warning, and matrix-x86_64's verdict on what they fix",
+         (("TARGETS", X86_64_ABIS), ("UPSTREAM_MATRIX", "{out}/x86_64"))),
     Step("lava-check-short", "lava-check", "the LAVA round trip, offline, with lava-run",
          (("KERNELS", "series"),)),
     Step("mutate-short", "mutate", "three mutants of the catalogue turn the matrix red",
@@ -107,7 +113,7 @@ TABLES = {"check": CHECK, "check-arm": CHECK_ARM}
 # holds to this list): make check's steps in full.
 SCHEDULED = ("make check-arm", "make matrix-check", "make exec-window-check", "make sparse",
              "make perf-gate", "make mutate", "make mutate-gen", "make interrupt-check",
-             "make mainline-check")
+             "make mainline-check", "make upstream-check")
 
 
 def step(name):

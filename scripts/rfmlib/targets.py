@@ -265,6 +265,16 @@ ROLES = (SUBJECT, REFERENCE, CONTROL)
 # A reference's deviations file (in patches/), unless it names another.
 DEVIATIONS = "deviations.txt"
 
+# What the mainline variants add to the series' fragments: what 7.3's
+# ABI needs (RSEQ, for its robust unlock).
+MAINLINE_FRAGMENTS = {"x86_64": ("mainline.config", "mainline-x86.config"),
+                      "x86_64-noia32": ("mainline.config", "mainline-x86.config"),
+                      "i386": ("mainline.config", "mainline-x86.config"),
+                      "arm64": ("mainline.config",), "arm": ("mainline.config",)}
+# The test-only patch directory ("+DIR") that is not in patches/: the mails
+# for mainline, at the top of the repo (tree.patches_for).
+UPSTREAM = "upstream"
+
 # Kernel variants, in the order the matrix shows them. "patches" says which
 # prefix of patches/series the variant applies: all, the first one, none;
 # "tree", the Debian tree, when not the series' linux-source-6.1.
@@ -336,22 +346,30 @@ KERNEL_VARIANTS = {
     # The second oracle: mainline's own robust unlock, in Debian's
     # linux-source-7.3 (patches/trees.json pins it), from the same
     # fragments as the series plus what its ABI needs (RSEQ).
+    # patches/deviations-upstream.txt names what upstream/ fixes.
     "mainline": {"role": REFERENCE, "tree": "linux-source-7.3", "patches": "none",
-                 "deviations": "deviations-mainline.txt",
+                 "deviations": ("deviations-mainline.txt", "deviations-upstream.txt"),
                  # 7.3 needs LLVM 17 or later (scripts/min-tool-version.sh);
                  # Debian 12's clang is 14, its clang-19 is newer.
                  "cross_cc": "clang-19",
-                 "fragments": {"x86_64": ("mainline.config", "mainline-x86.config"),
-                               "x86_64-noia32": ("mainline.config", "mainline-x86.config"),
-                               "i386": ("mainline.config", "mainline-x86.config"),
-                               "arm64": ("mainline.config",), "arm": ("mainline.config",)},
+                 "fragments": MAINLINE_FRAGMENTS,
                  "about": "Debian's linux-source-7.3 as shipped (mainline), + "
                           "kconfig/mainline.config"},
+    # Mainline with the mails of upstream/ (make upstream-check), built
+    # incrementally in mainline's slot: it must differ from mainline only
+    # where patches/deviations-upstream.txt says, and from the series
+    # only where deviations-mainline.txt does.
+    "mainline-fix": {"role": REFERENCE, "tree": "linux-source-7.3",
+                     "patches": "none+" + UPSTREAM, "slot": "mainline",
+                     "deviations": "deviations-mainline.txt",
+                     "compared_with": (("mainline", "deviations-upstream.txt"),),
+                     "cross_cc": "clang-19", "fragments": MAINLINE_FRAGMENTS,
+                     "about": "mainline + the mails of upstream/"},
     # Mainline built as tinyconfig has it, without rseq: 7.3's
     # FUTEX_ROBUST_UNLOCK depends on it, so no vDSO try-unlock and no
     # fixup (the series' do not: patches 13 and 14). x86 only.
     "mainline-norseq": {"role": REFERENCE, "tree": "linux-source-7.3", "patches": "none",
-                        "deviations": ("deviations-mainline.txt",
+                        "deviations": ("deviations-mainline.txt", "deviations-upstream.txt",
                                        "deviations-mainline-norseq.txt"),
                         "fragments": {"x86_64": (), "i386": ()},
                         "configs": ("x86_64", "i386"),
@@ -362,8 +380,7 @@ KERNEL_VARIANTS = {
     # incrementally in mainline's own slot, from its config (x86 only).
     "bench-exit-mainline": {"role": REFERENCE, "tree": "linux-source-7.3",
                             "patches": "none+bench-exit-mainline", "slot": "mainline",
-                            "fragments": {"x86_64": ("mainline.config", "mainline-x86.config"),
-                                          "i386": ("mainline.config", "mainline-x86.config")},
+                            "fragments": {kc: MAINLINE_FRAGMENTS[kc] for kc in ("x86_64", "i386")},
                             "about": "mainline + patches/bench-exit-mainline (exit release "
                                      "counter)"},
     # Another Debian tree the same way: trixie's own kernel, which has
@@ -435,24 +452,35 @@ def deviations_files(kernel):
 
 @dataclass(frozen=True)
 class Comparison:
-    """A subject held against one of its references."""
+    """A kernel held against one of its references ("compared_with"): a
+    subject, or a reference held against another (mainline-fix against
+    mainline). `files`: the deviations files of this comparison, when it
+    names its own; otherwise the reference's."""
     subject: str
     reference: str
+    files: tuple = ()
 
     @property
     def deviations(self):
-        return deviations_files(self.reference)
+        return self.files or deviations_files(self.reference)
 
     @property
     def title(self):
         return "%s vs %s" % (self.subject, self.reference)
 
 
+def _reference(entry):
+    """A "compared_with" entry: a reference's name, or (name, the file
+    naming where the two may differ)."""
+    return (entry, ()) if isinstance(entry, str) else (entry[0], tuple(entry[1:]))
+
+
 def comparisons(kernels):
-    """The Comparisons among `kernels`: each subject's references that
-    are there too, in the order of the table."""
-    return tuple(Comparison(s, r) for s in kernels if role(s) == SUBJECT
-                 for r in KERNEL_VARIANTS.get(s, {}).get("compared_with", ())
+    """The Comparisons among `kernels`: each kernel's references that are
+    there too, in the order of the table."""
+    return tuple(Comparison(s, r, files) for s in kernels
+                 for r, files in map(_reference, KERNEL_VARIANTS.get(s, {}).get(
+                     "compared_with", ()))
                  if r in kernels)
 
 

@@ -23,7 +23,7 @@ import uuid
 
 from . import archive, atomic, config, procs
 from .log import Fatal, checkpoint, progress
-from .targets import KERNEL_VARIANTS
+from .targets import KERNEL_VARIANTS, UPSTREAM
 
 
 def read_series():
@@ -63,15 +63,31 @@ def patches_for(variant_patches):
         return patches
     extra = []
     for name in extra_names:
-        extra_dir = config.PATCHES / name
-        found = sorted(extra_dir.glob("*.patch"))
+        found = extra_patches(name)
         if not found:
-            raise Fatal("%s holds no patch" % extra_dir)
+            raise Fatal("%s holds no patch" % extra_dir(name))
         extra += found
     # Test-only patches on a series that does not exist yet: no variant.
     if patches is None or (base == "all" and not series):
         return None
     return patches + extra
+
+
+# Where a patch's diff starts (a cover letter has none).
+DIFF_START = re.compile(rb"^(?:diff --git |--- )", re.M)
+
+
+def extra_dir(name):
+    """Where the patches a variant's "+NAME" adds are: patches/NAME, or
+    upstream/ for UPSTREAM."""
+    return config.UPSTREAM if name == UPSTREAM else config.PATCHES / name
+
+
+def extra_patches(name):
+    """The patches of extra_dir(name), in order; of upstream/, the mails
+    without their cover letter."""
+    return [p for p in sorted(extra_dir(name).glob("*.patch"))
+            if DIFF_START.search(p.read_bytes())]
 
 
 def patch_body(patch):
@@ -80,7 +96,7 @@ def patch_body(patch):
     left out, so rewording or renumbering a patch does not rebuild
     kernels; the index lines still tie the key to the file contents."""
     text = patch.read_bytes()
-    m = re.search(rb"^(?:diff --git |--- )", text, re.M)
+    m = DIFF_START.search(text)
     return text[m.start():] if m else text
 
 

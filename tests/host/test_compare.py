@@ -569,18 +569,50 @@ class Roles(unittest.TestCase):
     def test_every_variant_has_a_role_and_its_references_are_references(self):
         for name, variant in targets.KERNEL_VARIANTS.items():
             self.assertIn(variant.get("role"), targets.ROLES, name)
-            for ref in variant.get("compared_with", ()):
-                self.assertEqual(targets.role(ref), targets.REFERENCE, (name, ref))
-                for name in targets.deviations_files(ref):
-                    self.assertTrue((config.PATCHES / name).is_file(), (ref, name))
+            for name in targets.deviations_files(name):
+                self.assertTrue((config.PATCHES / name).is_file(), name)
+        for c in targets.comparisons(tuple(targets.KERNEL_VARIANTS)):
+            self.assertEqual(targets.role(c.reference), targets.REFERENCE, c.title)
+            for name in c.deviations:
+                self.assertTrue((config.PATCHES / name).is_file(), (c.title, name))
 
     def test_series_is_held_against_stock_and_mainline_each_with_its_file(self):
         cmps = targets.comparisons(("series", "stock", "baseline", "mainline"))
         self.assertEqual([(c.subject, c.reference, c.deviations) for c in cmps],
                          [("series", "stock", ("deviations.txt",)),
-                          ("series", "mainline", ("deviations-mainline.txt",))])
+                          ("series", "mainline", ("deviations-mainline.txt",
+                                                  "deviations-upstream.txt"))])
         self.assertEqual([c.title for c in targets.comparisons(("distro", "distro-stock"))],
                          ["distro vs distro-stock"])
+
+    def test_mainline_fix_is_held_against_mainline_with_the_upstream_file_alone(self):
+        cmps = targets.comparisons(("series", "mainline", "mainline-fix"))
+        self.assertEqual([(c.title, c.deviations) for c in cmps], [
+            ("series vs mainline", ("deviations-mainline.txt", "deviations-upstream.txt")),
+            ("mainline-fix vs mainline", ("deviations-upstream.txt",))])
+        kernels = ("mainline", "mainline-fix")
+        runs = {"mainline": util.with_runs(util.complete_runs(), self.efault()),
+                "mainline-fix": util.complete_runs()}
+        fixed = ("smoke.set_bad_length", "fixed by upstream/")
+        # What mainline lacks of the series: named for both, not a difference.
+        m = util.matrix(runs, kernels=kernels, deviations={
+            "mainline": [fixed], "mainline-fix": [], ("mainline-fix", "mainline"): []})
+        self.assertEqual(m["summary"]["exit_status"], 1)
+        self.assertIn("mainline-fix vs mainline: smoke.set_bad_length on i386: obs differ: "
+                      "errno", m["summary"]["failures"])
+        named = util.matrix(runs, kernels=kernels, deviations={
+            "mainline": [fixed], "mainline-fix": [], ("mainline-fix", "mainline"): [fixed]})
+        self.assertEqual(named["summary"]["exit_status"], 0, named["summary"]["failures"])
+        self.assertEqual([(c["subject"], c["reference"]) for c in named["comparisons"]],
+                         [("mainline-fix", "mainline")])
+        # The file of the pair does not excuse mainline-fix's own failure.
+        failing = {t: util.edited(t, "complete/" + t, "ok 2 set_bad_length",
+                                  "not ok 2 set_bad_length") for t in util.TARGET_NAMES}
+        broken = util.matrix({"mainline": failing, "mainline-fix": failing},
+                             kernels=kernels, deviations={
+                                 "mainline": [], "mainline-fix": [],
+                                 ("mainline-fix", "mainline"): [fixed]})
+        self.assertEqual(broken["summary"]["exit_status"], 1)
 
     def test_a_difference_from_mainline_is_named_by_mainlines_file_only(self):
         kernels = ("series", "stock", "mainline")
@@ -591,7 +623,8 @@ class Roles(unittest.TestCase):
         self.assertIn("series vs mainline: smoke.set_bad_length on i386: obs differ: errno",
                       m["summary"]["failures"])
         self.assertEqual([c["reference"] for c in m["comparisons"]], ["stock", "mainline"])
-        self.assertEqual(m["comparisons"][1]["deviations"], "patches/deviations-mainline.txt")
+        self.assertEqual(m["comparisons"][1]["deviations"],
+                         "patches/deviations-mainline.txt and patches/deviations-upstream.txt")
         named = util.matrix(self.runs(mainline=self.efault()), kernels=kernels,
                             deviations={"stock": [], "mainline": [
                                 ("smoke.set_bad_length", "mainline says EFAULT")]})

@@ -153,7 +153,7 @@ class BadValues(Env):
     def test_the_table_shows_each_commands_default(self):
         text = knobs.table()
         self.assertIn("900 (bench, perf-gate: 1800)", text)
-        self.assertIn("x86 (bisect-check, lava: all)", text)
+        self.assertIn("x86 (bisect-check, lava, upstream-check: all)", text)
         row = next(l for l in text.splitlines() if l.startswith("KERNELS "))
         self.assertIn("matrix-check, lava, lava-check: series,stock,baseline", row)
         self.assertIn("merge: -", row)

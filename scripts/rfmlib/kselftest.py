@@ -24,6 +24,7 @@ import hashlib
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 from . import atomic, config, knobs, tree
 from .guest import compiler_key
@@ -154,7 +155,8 @@ def selftest_source(src, version, package):
         with atomic.new_dir(out) as tmp:
             dst = tmp / SELFTESTS
             dst.mkdir(parents=True)
-            shutil.copytree(src / SELFTESTS / "futex", dst / "futex")
+            for suite in ("futex", "x86"):
+                shutil.copytree(src / SELFTESTS / suite, dst / suite)
             for header in (src / SELFTESTS).glob("*.h"):
                 shutil.copy2(header, dst / header.name)
             for mail in mails:
@@ -164,34 +166,75 @@ def selftest_source(src, version, package):
     return out
 
 
+# The x86 selftests the mails add (tools/testing/selftests/x86), built as
+# that directory's Makefile builds them: its flags, its -m32/-m64 lists,
+# the extra sources it names for a binary (thunks_32.S).
+X86_DIR = SELFTESTS + "/x86"
+X86_CFLAGS = ["-O2", "-g", "-std=gnu99", "-pthread", "-Wall", "-no-pie"]
+X86_LDLIBS = ["-lrt", "-ldl", "-lm"]
+X86_BITS = {"-m32": "32", "-m64": "64"}
+
+
+def make_list(makefile, variable):
+    """The words a Makefile assigns and appends to `variable`."""
+    words = []
+    for m in re.finditer(r"^%s\s*[:+]?=((?:.*\\\n)*.*)$" % re.escape(variable), makefile, re.M):
+        words += m.group(1).replace("\\", " ").split()
+    return words
+
+
+def x86_programs(tests, user):
+    """[(name, [sources])] of the x86 selftests the mails add that the x86
+    Makefile builds for `user`'s bitness (none for x32 and ARM)."""
+    bits = X86_BITS.get(user.cflag) if user.x86 else None
+    added = sorted({Path(f).stem for m in selftest_mails() for f in tree.touched_files(m)
+                    if f.startswith(X86_DIR + "/") and f.endswith(".c")})
+    if not bits or not added:
+        return []
+    makefile = (tests / X86_DIR / "Makefile").read_text()
+    built = set(make_list(makefile, "TARGETS_C_BOTHBITS")) | set(
+        make_list(makefile, "TARGETS_C_%sBIT_ONLY" % bits))
+    extra = dict(re.findall(r"\$\(eval \$\(call extra-files,([^,)]+),([^)]+)\)\)", makefile))
+    x86 = tests / X86_DIR
+    return [(name, [x86 / ("%s.c" % name)] + [x86 / f for f in extra.get(
+        "%s_%s" % (name, bits), "").split()]) for name in added if name in built]
+
+
 def build(user, which="all"):
     """The directory of mainline's futex selftests (`which`: "all", or
-    "robust": ROBUST), with upstream/'s selftest mails, built for `user`'s
-    ABI: files PREFIX + NAME + "." + user.suffix."""
+    "robust": ROBUST), with upstream/'s selftest mails and the x86 tests
+    they add, built for `user`'s ABI: files PREFIX + NAME + "." +
+    user.suffix."""
     package = tree_package()
     src = tree.pristine_tree(package)
     version = tree.source(package=package).version
     tests = selftest_source(src, version, package)
-    names = [n for n in programs(tests) if which == "all" or n in ROBUST]
     suite = tests / SUITE_DIR
+    include = ["-I", str(suite.parent / "include"), "-I", str(suite.parent.parent)]
+    # (name, sources, flags, libraries) of each program
+    builds = [(n, [suite / ("%s.c" % n)], CFLAGS + include, LDLIBS)
+              for n in programs(tests) if which == "all" or n in ROBUST]
+    builds += [(n, files, X86_CFLAGS + ["-I", str(suite.parent.parent)], X86_LDLIBS)
+               for n, files in x86_programs(tests, user)]
     sources = sorted(suite.glob("*.c")) + sorted((suite.parent / "include").glob("*.h")) \
-        + [suite.parent.parent / "kselftest_harness.h", suite.parent.parent / "kselftest.h"]
-    h = hashlib.sha256(("%s|%s|%s|%s|%s" % (version, " ".join(CFLAGS + LDLIBS), user.cflag,
-                                            compiler_key(user), " ".join(names))).encode())
+        + [suite.parent.parent / "kselftest_harness.h", suite.parent.parent / "kselftest.h"] \
+        + [f for _, files, _, _ in builds for f in files]
+    h = hashlib.sha256(("%s|%s|%s|%s" % (version, user.cflag, compiler_key(user), "|".join(
+        "%s %s %s" % (n, " ".join(flags), " ".join(libs))
+        for n, _, flags, libs in builds))).encode())
     for path in sources:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     out = config.cache_dir() / "kselftest" / version / ("%s-%s" % (user.name, h.hexdigest()[:16]))
     if (out / "done").exists():
         return out
     headers = uapi_headers(src, version, user.uapi_arch)
-    progress("kselftest", "%s: %d futex selftest(s) of %s" % (user.name, len(names), version))
+    progress("kselftest", "%s: %d selftest(s) of %s" % (user.name, len(builds), version))
     with atomic.new_dir(out) as tmp:
-        for name in names:
+        for name, files, flags, libs in builds:
             dst = tmp / ("%s%s.%s" % (PREFIX, name, user.suffix))
-            cmd = user.compiler() + CFLAGS + [
-                "-I", str(suite.parent / "include"), "-I", str(suite.parent.parent),
-                "-isystem", str(headers), str(suite / ("%s.c" % name)), "-o", str(dst)] + LDLIBS
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=suite)
+            cmd = user.compiler() + flags + ["-isystem", str(headers)] + [
+                str(f) for f in files] + ["-o", str(dst)] + libs
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=files[0].parent)
             gap = BUILD_GAPS.get((name, user.cc))
             if r.returncode != 0 and gap:
                 progress("kselftest", "%s: %s not built (%s): a SKIP row says so" % (

@@ -123,7 +123,8 @@ def matrix(mainline, fixed):
 
 class FixedCases(unittest.TestCase):
     RULES = [("death.exec_*", "fixed by upstream/0001"),
-             ("death.race", "[race] fixed by upstream/0001, when the exec wins")]
+             ("death.race", "[race] fixed by upstream/0001, when the exec wins"),
+             ("death.compat@i386", "fixed by upstream/0004, where a kernel has compat")]
 
     def verdict(self, mainline, fixed):
         with unittest.mock.patch.object(upstream.compare, "load_rules",
@@ -133,11 +134,12 @@ class FixedCases(unittest.TestCase):
     def test_fails_on_mainline_and_passes_with_the_mails(self):
         rows, failures = self.verdict(
             {"death.exec_a": cells("FAIL", "FAIL", "-"), "death.race": cells("PASS", "FAIL"),
-             "death.other": cells("PASS", "PASS")},
+             "death.other": cells("PASS", "PASS"), "death.compat": cells("SKIP", "FAIL")},
             {"death.exec_a": cells("PASS", "PASS", "-"), "death.race": cells("PASS", "PASS"),
-             "death.other": cells("PASS", "PASS")})
+             "death.other": cells("PASS", "PASS"), "death.compat": cells("SKIP", "PASS")})
         self.assertEqual(failures, [])
-        self.assertEqual([r[0] for r in rows], ["death.exec_a", "death.race"])
+        self.assertEqual([r[0] for r in rows], ["death.exec_a", "death.race", "death.compat"])
+        self.assertEqual(rows[2][1:3], ["FAIL on 1 target(s)", "PASS on 1 target(s)"])
         self.assertEqual(rows[0][1:], ["FAIL on 2 target(s)", "PASS on 2 target(s)", "ok"])
         self.assertEqual(rows[1][1], "i386 FAIL, x86_64 PASS")
 
@@ -151,7 +153,8 @@ class FixedCases(unittest.TestCase):
             "death.exec_a: PASS on mainline/x86_64",
             "death.exec_b: FAIL on mainline-fix/i386",
             "death.exec_c: SKIP on mainline/x86_64, not run on mainline-fix",
-            "deviations-upstream.txt names death.race, which the matrix does not have"])
+            "deviations-upstream.txt names death.race, which the matrix does not have",
+            "deviations-upstream.txt names death.compat@i386, which the matrix does not have"])
 
     def test_a_matrix_without_mainline_fix_is_an_error(self):
         m = matrix({}, {})

@@ -11,7 +11,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short
+.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short mutate-upstream
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -114,6 +114,14 @@ upstream-check:
 
 upstream-check-short:
 	$(RFM) check --step upstream-check-short
+
+## mutate-upstream: the mutants of the mails of upstream/
+## (tests/mutants-upstream), each a small mistake in mainline-fix, must
+## turn the matrix red against mainline-fix's own run, on the x86_64
+## kernel's three ABIs with mainline's robust selftests, in
+## RFM_OUT/upstream/mutate
+mutate-upstream:
+	MUTANTS=tests/mutants-upstream TARGETS=$${TARGETS:-x86_64,x86_64-ia32,x86_64-x32} SELFTESTS=$${SELFTESTS:-robust} RFM_OUT=$${RFM_OUT:-out}/upstream $(RFM) mutate
 
 ## distro-check: the series and stock built from Debian's own config
 ## (kconfig/distro.config), on the x86 targets and x86_64-la57 (5-level

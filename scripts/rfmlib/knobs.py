@@ -279,9 +279,11 @@ KNOBS = (
          "before it are applied, not checked (a series that grew at its end)", ("bisect-check",)),
     Knob("SELFTESTS", one_of("auto", "yes", "robust", "no"), "auto",
          "mainline's futex selftests (tools/testing/selftests/futex of the mainline "
-         "variant's Debian tree) in the guests, on every kernel: auto: all of them when "
-         "KERNELS has mainline; robust: robust_list and futex_lock_pi_exiting only",
-         MATRIX + ("upstream-check",)),
+         "variant's Debian tree, with the selftests upstream/'s mails add) in the guests, on "
+         "every kernel: auto: all of them when KERNELS has a kernel of that tree (mainline, "
+         "mainline-fix); robust: robust_list and futex_lock_pi_exiting only (and the mails' "
+         "own)",
+         MATRIX + ("upstream-check", "mutate")),
     Knob("LIBC", one_of("static", "shared"), "static",
          "how the project's robust-mutex programs link: static, or against the "
          "installed shared glibc of each ABI", MATRIX + ("shell", "upstream-check")),

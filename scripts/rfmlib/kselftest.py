@@ -31,7 +31,7 @@ from .guest import compiler_key
 from .log import Fatal, progress
 from .targets import KERNEL_VARIANTS, UPSTREAM
 
-SELFTESTS = "tools/testing/selftests"
+SELFTESTS = tree.SELFTESTS
 SUITE_DIR = SELFTESTS + "/futex/functional"
 # The rows' program names start so: they are mainline's, not the project's.
 PREFIX = "ksft-"

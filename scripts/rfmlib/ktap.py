@@ -99,6 +99,11 @@ class Case:
         return PASS in kinds and bool(kinds & {FAIL, ERROR})
 
     @property
+    def failed_kept_run(self):
+        """Failed on the second run, the one whose output is kept."""
+        return len(self.attempts) > 1 and self.attempts[1].split(" ", 1)[0] in (FAIL, ERROR)
+
+    @property
     def key(self):
         return "%s.%s" % (self.suite, self.name) if self.name else self.suite
 
@@ -192,9 +197,11 @@ def _close_suite(suite, reported_result):
             _shown(FAIL, suite.first_result), _shown(status, reason))
             if suite.first_result else ()))
     elif reported_result and suite.status == FAIL and not any(
-            c.status in (FAIL, ERROR, MISS) for c in suite.cases):
+            c.status in (FAIL, ERROR, MISS) or c.failed_kept_run for c in suite.cases):
         # All cases passed yet the program failed (crash after the last
-        # case, bad exit status): report that rather than hide it.
+        # case, bad exit status): report that rather than hide it. A
+        # flaky case that failed on the kept run (and passed alone) is
+        # the failure its exit status reports.
         suite.cases.append(Case(suite.name, "(program)", ERROR, suite.reason))
 
 

@@ -34,7 +34,10 @@ is applied to, "series" unless said: a variant that carries the series
 and test-only patches of its own (patches/exec-window/ widens de_thread()'s
 race windows), booted with its command line. Such a mutant is judged
 against that variant's own run, not against stock, since the test-only
-patches change what some cases can observe.
+patches change what some cases can observe. Or mainline-fix, mainline
+with the mails of upstream/ (tests/mutants-upstream): a reference, which
+fails what deviations-mainline.txt names, so its mutant is killed by any
+case whose status or observations differ from mainline-fix's own run.
 """
 import filecmp
 import fnmatch
@@ -44,14 +47,14 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import compare, config, deps, kbuild, knobs, mutgen, tables, tree
+from . import compare, config, deps, kbuild, knobs, kselftest, mutgen, tables, tree
 from .tree import touched_files
 from .compare import NA
 from .log import Fatal, elapsed, progress
 from .matrix import run_meta
-from .pipeline import Pipeline, boot_all
-from .targets import (KERNEL_VARIANTS, TARGETS, deviations_files, has_series,
-                      kernel_append, variant_slot)
+from .pipeline import Pipeline, boot_all, build_kernel
+from .targets import (KERNEL_VARIANTS, REFERENCE, TARGETS, UPSTREAM, deviations_files,
+                      has_series, kernel_append, role, variant_slot)
 
 HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated|Blind|Targets):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
@@ -102,19 +105,28 @@ def parse_header(path):
     if not expect and not any(fields.get(f) for f in ("Equivalent", "Generated", "Blind")):
         raise Fatal("mutant %s: no 'Expect:' line names the cases that catch it" % path)
     kernel = fields.get("Kernel", "series")
-    if (kernel not in KERNEL_VARIANTS or not has_series(kernel)
-            or KERNEL_VARIANTS[kernel].get("fragments")):
-        raise Fatal("mutant %s: 'Kernel: %s' is not a variant made of the series "
-                    "and test-only patches (%s)" % (
-                        path, kernel, ", ".join(k for k, v in KERNEL_VARIANTS.items()
-                                                if v.get("patches", "").startswith("all")
-                                                and not v.get("fragments"))))
+    if not mutable(kernel):
+        raise Fatal("mutant %s: 'Kernel: %s' is not a variant made of the series and "
+                    "test-only patches, nor mainline with the mails of upstream/ (%s)" % (
+                        path, kernel, ", ".join(k for k in KERNEL_VARIANTS if mutable(k))))
     targets = tuple(t.strip() for t in fields.get("Targets", "").replace(",", " ").split())
     unknown = [t for t in targets if t not in {x.name for x in TARGETS}]
     if unknown:
         raise Fatal("mutant %s: 'Targets:' names no target %s" % (path, ", ".join(unknown)))
     return Mutant(path.name[:-len(".patch")], path, fields["Rule"], expect,
                   fields.get("Equivalent", ""), kernel, fields.get("Generated", ""), targets)
+
+
+def mutable(kernel):
+    """Can a mutant name this variant (Kernel:)? The series with test-only
+    patches and no configuration of its own, or mainline with the mails of
+    upstream/ (a mutant of the mails)."""
+    variant = KERNEL_VARIANTS.get(kernel)
+    if variant is None:
+        return False
+    if UPSTREAM in variant.get("patches", "").split("+")[1:]:
+        return True
+    return has_series(kernel) and not variant.get("fragments")
 
 
 def build_order(mutant):
@@ -169,11 +181,36 @@ def killers(matrix, kernel="series"):
     return found
 
 
+def killers_against(runs, base_runs, targets, base):
+    """Every sign that a mutant of reference variant `base` (mainline-fix)
+    is not that kernel: a guest that did not complete, the console, and
+    each case whose status or observations differ from `base`'s own run
+    on a target (`runs`, `base_runs`: {target: GuestRun})."""
+    found = []
+    for t, r in runs.items():
+        if r.boot_status != "complete":
+            found.append({"case": "(guest run)", "target": t, "why": r.boot_status})
+        if r.console:
+            found.append({"case": "(console)", "target": t, "why": r.console[0][1][:120]})
+    rows = {"mutant": compare.compare_targets(runs, targets),
+            base: compare.compare_targets({t.name: base_runs[t.name] for t in targets},
+                                          targets)}
+    found += [{"case": c["case"], "target": c["target"],
+               "why": "vs %s: %s" % (base, c["difference"])}
+              for c in compare.compare_kernels(rows, base, "mutant", []) if c["ok"] is False]
+    return found
+
+
 def judge(mutant, matrix, seconds, warnings=None):
     """The outcome of one mutant's matrix, and of its build: a warning the
     series' and stock's builds do not have also kills it."""
+    return judge_signs(mutant, killers(matrix), seconds, warnings)
+
+
+def judge_signs(mutant, signs, seconds, warnings=None):
+    """The outcome of one mutant from the signs found against it."""
     found = [{"case": "(build)", "target": kc, "why": w}
-             for kc, ws in (warnings or {}).items() for w in ws] + killers(matrix)
+             for kc, ws in (warnings or {}).items() for w in ws] + signs
     if found:
         result = "killed (marked equivalent)" if mutant.equivalent else "killed"
     else:
@@ -293,16 +330,14 @@ def new_warnings(built, images, references):
 PINNED = "pinned"
 
 
-def pinned_references(kernels, configs):
+def pinned_references(kernels, configs, targets):
     """{(kernel, kconfig): build dir} of each variant's kernel built as the
     mutants are (in the variant's slot, pinned), so that a mutant
     whose image equals it byte for byte is known to be that kernel.
     Building it in the slot's directory relinks what the last mutant
     changed."""
-    return {(k, kc): kbuild.build(variant_slot(k),
-                                  tree.patches_for(KERNEL_VARIANTS[k]["patches"]), kc,
-                                  label="%s/%s (pinned, for identical images)" % (k, kc),
-                                  salt=PINNED)
+    return {(k, kc): build_kernel(k, kc, targets, salt=PINNED,
+                                  label="%s/%s (pinned, for identical images)" % (k, kc))
             for k in kernels for kc in configs}
 
 
@@ -312,9 +347,9 @@ def identical_image(a, b):
 
 
 # The catalogues kept in the tree: the hand-written one (the default of
-# MUTANTS) and the one written blind, by someone who saw the series but
-# never the cases.
-CATALOGUES = ("tests/mutants", "tests/mutants-independent")
+# MUTANTS), the one written blind, by someone who saw the series but
+# never the cases, and the mutants of the mails of upstream/.
+CATALOGUES = ("tests/mutants", "tests/mutants-independent", "tests/mutants-upstream")
 
 
 def stale_mutants():
@@ -326,7 +361,8 @@ def stale_mutants():
     stale = []
     for kernel in dict.fromkeys(m.kernel for m in catalogue):
         patches = tree.patches_for(KERNEL_VARIANTS[kernel]["patches"])
-        src, _ = tree.variant_tree(variant_slot(kernel), patches)
+        src, _ = tree.variant_tree(variant_slot(kernel), patches,
+                                   KERNEL_VARIANTS[kernel].get("tree"))
         try:
             stale += [(m.name, why) for m in catalogue if m.kernel == kernel
                       for why in [tree.inexact(src, m.path)] if why]
@@ -399,10 +435,13 @@ def run_mutants(catalogue, mutants, out):
     if not tree.patches_for("all"):
         raise Fatal("patches/series is empty: there is no series to mutate")
     start = elapsed()
-    # The series and stock, and the test-only variants some mutants apply to.
+    # The series and stock, and the test-only variants some mutants apply
+    # to; a catalogue of mainline-fix's mutants alone needs neither.
     bases = tuple(k for k in KERNEL_VARIANTS if k != "series" and
                   any(m.kernel == k for m in mutants))
-    p = Pipeline(("series", "stock") + bases, targets).build()
+    kernels = bases if all(role(m.kernel) == REFERENCE for m in mutants) \
+        else ("series", "stock") + bases
+    p = Pipeline(kernels, targets, selftests=kselftest.wanted(kernels)).build()
     backend = p.backend()
     # Stock's: a mutant is judged against the series' reference run in
     # the comparer's stock column.
@@ -415,8 +454,10 @@ def run_mutants(catalogue, mutants, out):
     # The reference: the series itself must be green against stock, or no
     # mutant's red means anything.
     ref = boot_all(backend, p.guests(out / "reference"))
-    references = [("series", "stock", matrix_of(ref))] + [
-        (b, b, compare.build_matrix(ref, targets, (b,), deviations=deviations))
+    # A reference base (mainline-fix) is green by its own deviations file.
+    references = [("series", "stock", matrix_of(ref))] * ("series" in kernels) + [
+        (b, b, compare.build_matrix(ref, targets, (b,), deviations=None if role(b) == REFERENCE
+                                    else deviations))
         for b in bases]
     for name, against, reference in references:
         if reference["summary"]["exit_status"] != 0:
@@ -426,15 +467,16 @@ def run_mutants(catalogue, mutants, out):
                             "; ".join((reference["summary"]["failures"]
                                        + reference["summary"]["incomplete"])[:3]),
                             out / "reference"))
-    progress("mutate", "reference: the series matches stock on %d target(s); %d mutant(s)"
-             % (len(targets), len(mutants)))
+    progress("mutate", "reference: %s green on %d target(s); %d mutant(s)" % (
+        " and ".join("%s against %s" % (n, a) if n != a else n for n, a, _ in references),
+        len(targets), len(mutants)))
     # A mutant is built and booted one kernel config at a time, the config
     # with the most targets first, and is killed as soon as the targets
     # booted so far show it: every sign of a wrong kernel among some
     # targets is one among all. A survivor runs everything.
     configs = sorted({t.kconfig for t in targets},
                      key=lambda kc: (-sum(t.kconfig == kc for t in targets), kc))
-    pinned = pinned_references(dict.fromkeys(m.kernel for m in mutants), configs)
+    pinned = pinned_references(dict.fromkeys(m.kernel for m in mutants), configs, targets)
     outcomes = []
     for n, m in enumerate(mutants, 1):
         t_start = elapsed()
@@ -445,15 +487,14 @@ def run_mutants(catalogue, mutants, out):
             progress("mutate", "%d/%d %s: NOT RUN: needs TARGETS to include %s" % (
                 n, len(mutants), m.name, ", ".join(lacking)))
             continue
-        base = tree.patches_for(KERNEL_VARIANTS[m.kernel]["patches"])
         # A mutant of a test-only variant is judged against that variant's
         # run, in the comparer's "stock" column.
         against = "stock" if m.kernel == "series" else m.kernel
         mimages, runs, o, same = {}, {}, None, []
         for kc in configs:
             try:
-                mimages[kc] = kbuild.build(variant_slot(m.kernel), base + [m.path], kc,
-                                           label="mutant %s/%s" % (m.name, kc), salt=PINNED)
+                mimages[kc] = build_kernel(m.kernel, kc, targets, [m.path], salt=PINNED,
+                                           label="mutant %s/%s" % (m.name, kc))
             except Fatal as e:
                 result = UNBUILDABLE if m.generated else "invalid"
                 o = Outcome(m, result, [], elapsed() - t_start, str(e).splitlines()[0])
@@ -470,8 +511,14 @@ def run_mutants(catalogue, mutants, out):
                             append=kernel_append(m.kernel), run_timeout=MUTANT_TIMEOUT)
                     for t in on_kc])["mutant"])
             booted = [t for t in targets if t.name in runs]
-            o = judge(m, matrix_of({"series": runs, "stock": ref[against]}, booted),
-                      elapsed() - t_start, new_warnings(mimages, p.images, (m.kernel, "stock")))
+            warnings = new_warnings(mimages, p.images, (m.kernel,) + ("stock",) * (
+                "stock" in kernels))
+            if role(m.kernel) == REFERENCE:
+                o = judge_signs(m, killers_against(runs, ref[m.kernel], booted, m.kernel),
+                                elapsed() - t_start, warnings)
+            else:
+                o = judge(m, matrix_of({"series": runs, "stock": ref[against]}, booted),
+                          elapsed() - t_start, warnings)
             if o.killers:
                 break
         if same and o.result not in ("invalid", UNBUILDABLE):

@@ -119,19 +119,21 @@ def boot_all(backend, guests, stage="boot", check=None):
     return runs
 
 
-def build_kernel(kernel, kconfig, targets):
+def build_kernel(kernel, kconfig, targets, more_patches=(), salt="", label=None):
     """The build directory of one kernel variant for one config (built,
     or taken from the cache), for `targets` (the x32 check of a user's
-    own kernel needs them)."""
+    own kernel needs them); `more_patches` on top of the variant's (make
+    mutate's mutant), built with the key `salt`."""
     variant = KERNEL_VARIANTS[kernel]
     if variant.get("prebuilt") == "debian":
         return prebuilt.fetch(kconfig)
     if variant.get("prebuilt"):
         return prebuilt.user_kernel(kconfig, tree.pristine_tree(),
                                     x32=any(t.userland == "x32" for t in targets))
-    patches = tree.patches_for(variant["patches"])
+    patches = tree.patches_for(variant["patches"]) + list(more_patches)
     extra = variant.get("fragments", {})
-    return kbuild.build(variant_slot(kernel), patches, kconfig, label="%s/%s" % (kernel, kconfig),
+    return kbuild.build(variant_slot(kernel), patches, kconfig,
+                        label=label or "%s/%s" % (kernel, kconfig), salt=salt,
                         extra_fragments=[config.KCONFIG / f for f in extra.get(kconfig, ())],
                         base_config=prebuilt.base_config(variant, kconfig),
                         package=variant_tree(kernel), kconfig=kernel_config(kconfig, kernel))

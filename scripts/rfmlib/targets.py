@@ -355,8 +355,8 @@ KERNEL_VARIANTS = {
                  "fragments": MAINLINE_FRAGMENTS,
                  "about": "Debian's linux-source-7.3 as shipped (mainline), + "
                           "kconfig/mainline.config"},
-    # Mainline with the mails of upstream/ (make upstream-check), built
-    # incrementally in mainline's slot: it must differ from mainline only
+    # Mainline with the kernel mails of upstream/ (make upstream-check),
+    # built incrementally in mainline's slot: it must differ from mainline only
     # where patches/deviations-upstream.txt says, and from the series
     # only where deviations-mainline.txt does.
     "mainline-fix": {"role": REFERENCE, "tree": "linux-source-7.3",
@@ -364,7 +364,18 @@ KERNEL_VARIANTS = {
                      "deviations": "deviations-mainline.txt",
                      "compared_with": (("mainline", "deviations-upstream.txt"),),
                      "cross_cc": "clang-19", "fragments": MAINLINE_FRAGMENTS,
-                     "about": "mainline + the mails of upstream/"},
+                     "about": "mainline + the kernel mails of upstream/"},
+    # Test only: mainline-fix with patches/exec-window-mainline (the
+    # exec-window variant's delay, on 7.3), booted with exec_window_ms=
+    # 1000: make mutate-upstream's mutants of the exec fix that only a
+    # race inside de_thread() shows (x86_64).
+    "mainline-fix-window": {"role": REFERENCE, "tree": "linux-source-7.3",
+                            "patches": "none+%s+exec-window-mainline" % UPSTREAM,
+                            "slot": "mainline", "append": "exec_window_ms=1000",
+                            "deviations": "deviations-mainline.txt",
+                            "fragments": {"x86_64": MAINLINE_FRAGMENTS["x86_64"]},
+                            "about": "mainline-fix + patches/exec-window-mainline, "
+                                     "exec_window_ms=1000"},
     # Mainline built as tinyconfig has it, without rseq: 7.3's
     # FUTEX_ROBUST_UNLOCK depends on it, so no vDSO try-unlock and no
     # fixup (the series' do not: patches 13 and 14). x86 only.

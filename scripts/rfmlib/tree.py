@@ -63,7 +63,7 @@ def patches_for(variant_patches):
         return patches
     extra = []
     for name in extra_names:
-        found = extra_patches(name)
+        found = kernel_patches(name)
         if not found:
             raise Fatal("%s holds no patch" % extra_dir(name))
         extra += found
@@ -88,6 +88,19 @@ def extra_patches(name):
     without their cover letter."""
     return [p for p in sorted(extra_dir(name).glob("*.patch"))
             if DIFF_START.search(p.read_bytes())]
+
+
+# The kernel tree's selftests: a mail that changes nothing else is no
+# part of the kernel it builds (kselftest.py builds them).
+SELFTESTS = "tools/testing/selftests"
+
+
+def kernel_patches(name):
+    """extra_patches(name) that change the kernel: for upstream/, the
+    mails that touch more than the selftests (so that a selftest's change
+    rebuilds no kernel)."""
+    return [p for p in extra_patches(name) if name != UPSTREAM or any(
+        not f.startswith(SELFTESTS + "/") for f in touched_files(p))]
 
 
 def patch_body(patch):

@@ -96,14 +96,19 @@ def git_am(pristine, patches):
         return "" if r.returncode == 0 else (r.stdout + r.stderr)[-2000:]
 
 
+FEATURE_TEST_MACRO = re.compile(r"_[A-Z0-9_]*(?:_SOURCE|_BITS)$")
+
+
 def name_clashes(pristine, patches):
     """What the mails define (functions, macros, types) under a name the
     7.3 tree already uses elsewhere: ["name (mail): files"]. A name the
     file a mail changes already has is that file's own (a definition
     changed in place), not a clash."""
     new = {}
-    for name, (_kind, path, mail) in names.defined_names(
+    for name, (kind, path, mail) in names.defined_names(
             (p.name, p.read_text(errors="replace")) for p in patches).items():
+        if kind == "macro" and FEATURE_TEST_MACRO.match(name):
+            continue        # the C library's to mean (_GNU_SOURCE), every program's to define
         own = pristine / path
         if not (own.is_file() and re.search(r"\b%s\b" % re.escape(name),
                                             own.read_text(errors="replace"))):

@@ -432,6 +432,18 @@ class Rerun(unittest.TestCase):
         self.assertEqual((d.status, d.attempts, d.flaky),
                          (PASS, (PASS, "FAIL (the waiter slept through the death)"), True))
 
+    def test_a_flaky_case_accounts_for_the_programs_exit_status(self):
+        # test_c passes too: test_d, failed on the kept run and passed
+        # alone, is what the program's exit status 1 reports.
+        text = RERUN.replace("    not ok 4 global.test_c\n", "    ok 4 global.test_c\n")
+        cases = ktap.parse(text).cases()
+        self.assertEqual(sorted(c.status for c in cases.values()), [PASS] * 4)
+        self.assertNotIn("ksft-robust_list.(program)", cases)
+        # Without the flaky case, the exit status is a failure of its own.
+        text = text.replace("    not ok 3 global.test_d # the waiter slept through the death\n",
+                            "    ok 3 global.test_d\n")
+        self.assertEqual(ktap.parse(text).cases()["ksft-robust_list.(program)"].status, ERROR)
+
     def test_a_program_run_once_has_no_first_result(self):
         once = RERUN.replace("    # rfm-first-attempt-result: exit status 1\n", "")
         once = "\n".join(l for l in once.splitlines() if "rfm-first-attempt" not in l)

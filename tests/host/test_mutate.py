@@ -75,6 +75,15 @@ class Catalogue(unittest.TestCase):
         for m in mutants:
             self.assertTrue(m.expect or m.equivalent, m.name)
 
+    def test_a_mutant_of_the_mails_names_mainline_with_them(self):
+        mutants = mutate.load_catalogue(config.REPO / "tests" / "mutants-upstream")
+        self.assertTrue(mutants and all(m.expect for m in mutants))
+        self.assertEqual({m.kernel for m in mutants}, {"mainline-fix", "mainline-fix-window"})
+        # mainline itself carries no mail: nothing of ours to mutate.
+        self.write("a.patch", "Rule: r\nExpect: x\nKernel: mainline\n")
+        with self.assertRaisesRegex(Fatal, "'Kernel: mainline' is not a variant"):
+            mutate.load_catalogue(self.dir)
+
 
 def matrix(series_runs):
     return util.matrix({"series": series_runs, "stock": util.complete_runs()},
@@ -112,6 +121,23 @@ class Judge(unittest.TestCase):
             "i386": util.guest_run("i386", "panic", boot="incomplete")})), 1.0)
         self.assertIn("(console)", {k["case"] for k in o.killers})
         self.assertIn("(guest run)", {k["case"] for k in o.killers})
+
+    def test_a_mutant_of_a_reference_is_held_against_its_run_alone(self):
+        # mainline-fix fails what deviations-mainline.txt names: the same
+        # failure in its mutant is no sign; a changed status or
+        # observation, a guest that stopped, are.
+        failing = util.with_runs(util.complete_runs(), {
+            "i386": util.guest_run("i386", "fail_i386")})
+        targets = util.FIXTURE_TARGETS
+        self.assertEqual(mutate.killers_against(failing, failing, targets, "mainline-fix"), [])
+        found = mutate.killers_against(util.complete_runs(), failing, targets, "mainline-fix")
+        self.assertIn({"case": "smoke.death_one_lock", "target": "i386",
+                       "why": "vs mainline-fix: status PASS vs FAIL"}, found)
+        stopped = util.with_runs(failing, {
+            "i386": util.guest_run("i386", "panic", boot="incomplete")})
+        cases = {k["case"] for k in mutate.killers_against(stopped, failing, targets,
+                                                           "mainline-fix")}
+        self.assertTrue({"(console)", "(guest run)"} <= cases)
 
     def test_equivalent_mutants(self):
         eq = mutate.Mutant("e", Path("e.patch"), "r", (), "cannot be told apart")

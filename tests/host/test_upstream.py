@@ -90,10 +90,12 @@ class Mails(unittest.TestCase):
         (tree / "kernel").mkdir(parents=True)
         (tree / "kernel" / "a.c").write_text("first\nsecond\nstatic int kept(void)\n")
         (tree / "kernel" / "b.c").write_text("int taken;\n")
+        (tree / "kernel" / "c.c").write_text("#define _GNU_SOURCE\n")
         mail = config.UPSTREAM / "0001-a.patch"
         mail.write_text(MAIL.format(n=1, of=1, subject="s", signoff=SIGNOFF, diff=(
-            "--- a/kernel/a.c\n+++ b/kernel/a.c\n@@ -1,2 +1,5 @@\n first\n"
+            "--- a/kernel/a.c\n+++ b/kernel/a.c\n@@ -1,2 +1,6 @@\n first\n"
             "+static void taken(void)\n+static void fresh(void)\n+static int kept(void)\n"
+            "+#define _GNU_SOURCE\n"
             " second\n")))
         self.assertEqual(upstream.name_clashes(tree, [mail]),
                          ["taken (0001-a.patch): kernel/b.c"])

@@ -6,7 +6,8 @@ import unittest
 import unittest.mock
 from pathlib import Path
 
-from rfmlib import config, kselftest, upstream
+from rfmlib import config, kselftest, tree, upstream
+from rfmlib.targets import UPSTREAM
 from rfmlib.log import Fatal
 
 MAIL = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
@@ -99,6 +100,16 @@ class Mails(unittest.TestCase):
             " second\n")))
         self.assertEqual(upstream.name_clashes(tree, [mail]),
                          ["taken (0001-a.patch): kernel/b.c"])
+
+    def test_the_kernel_takes_the_mails_that_change_more_than_selftests(self):
+        self.mail("0000-cover-letter.patch", 0, 2)
+        self.mail("0001-a.patch", 1, 2)
+        self.mail("0002-b.patch", 2, 2, path=kselftest.SELFTESTS + "/futex/x.c")
+        self.assertEqual([p.name for p in tree.extra_patches(UPSTREAM)],
+                         ["0001-a.patch", "0002-b.patch"])
+        self.assertEqual([p.name for p in tree.kernel_patches(UPSTREAM)], ["0001-a.patch"])
+        self.assertEqual([p.name for p in tree.patches_for("none+" + UPSTREAM)],
+                         ["0001-a.patch"])
 
     def test_a_mail_mixing_selftests_and_kernel_is_refused(self):
         self.mail("0001-a.patch", 1, 1, path=kselftest.SELFTESTS + "/futex/x.c")

@@ -356,7 +356,11 @@ def parse(text):
 
 CONSOLE_PATTERNS = (
     ("panic", re.compile(r"Kernel panic")),
-    ("oops", re.compile(r"\bOops\b|general protection fault")),
+    # The kernel's own GP fault ("general protection fault, probably for
+    # non-canonical address ...: 0000 [#1]"), not a user program's, which
+    # the kernel reports as "traps: prog[pid] general protection fault
+    # ip:... in lib" (a selftest that crashes is its own result).
+    ("oops", re.compile(r"\bOops\b|general protection fault(?:, probably|: [0-9a-f]+ \[#)")),
     ("bug", re.compile(r"\bBUG:")),
     ("warning", re.compile(r"\bWARNING:")),
     ("kasan", re.compile(r"KASAN")),

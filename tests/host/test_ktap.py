@@ -364,6 +364,15 @@ class ConsoleScan(unittest.TestCase):
                 self.assertEqual(ktap.scan_console("[    1.0] ok\n%s\r\n" % line),
                                  [(kind, line)])
 
+    def test_a_programs_own_fault_is_no_kernel_trouble(self):
+        # How 7.3 reports a user program's GP fault (mainline's racy
+        # robust_list selftest, clone()d children sharing libc's state).
+        user = ("[   43.4] traps: ksft-robust_lis[1993] general protection fault "
+                "ip:b7cf4338 sp:b7acdf00 error:0 in libc.so.6[22338,b7cf4000+179000]")
+        self.assertEqual(ktap.scan_console(user + "\n"), [])
+        kernel = "[    2.4] general protection fault: 0000 [#1] PREEMPT SMP"
+        self.assertEqual(ktap.scan_console(kernel + "\n"), [("oops", kernel)])
+
     def test_one_finding_per_line(self):
         found = ktap.scan_console("Kernel panic - not syncing: Oops: BUG: in a WARNING:\n")
         self.assertEqual([kind for kind, _ in found], ["panic"])

@@ -149,6 +149,7 @@ def check_mails(pristine):
     if why:
         failures.append("git am: the mails do not apply to the pinned tree:\n" + why)
     allowed = dict(compare.load_rules(ALLOWED))
+    selftests = selftest_mails()
     rows = []
     for path, n, of, subject in found:
         if n == 0:
@@ -159,7 +160,7 @@ def check_mails(pristine):
             failures.append("checkpatch --strict on %s:\n%s" % (path.name, output))
         rows.append(["%d/%d" % (n, of), subject, total,
                      ", ".join("%s (allowed)" % t for t in justified) or "-",
-                     "selftest" if path in selftest_mails() else "kernel"])
+                     "selftest" if path in selftests else "kernel"])
     failures += ["a name the mails define is used in 7.3 already: %s" % c
                  for c in name_clashes(pristine, patches)]
     got = maintainers(pristine, patches)

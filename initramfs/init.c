@@ -779,6 +779,21 @@ static void report_cpu_flags(void)
 	fclose(f);
 }
 
+/*
+ * The CPUs the guest runs on: how many are online (the host compares it
+ * with the CPUS= it booted, rfm.cpus: a second vCPU that never came up
+ * would leave every SMP case skipped), the preemption model the host
+ * read from the kernel's config, and the kernel's own words for both
+ * (uname -v: "SMP PREEMPT_DYNAMIC" and the like).
+ */
+static void report_cpus(const struct utsname *u)
+{
+	report("# rfm-cpus-online: %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+	report("# rfm-cpus-asked: %s\n", cmdline_get("rfm.cpus", "1"));
+	report("# rfm-preempt: %s\n", cmdline_get("rfm.preempt", "unknown"));
+	report("# rfm-uts-version: %s\n", u->version);
+}
+
 /* LD_LIBRARY_PATH for the programs, from the file the host wrote. */
 static void set_library_path(void)
 {
@@ -815,6 +830,7 @@ static void run_tests(void)
 	report("# rfm-kernel: %s %s %s\n", u.sysname, u.release, u.machine);
 	report("# rfm-init: %d-bit\n", (int)sizeof(long) * 8);
 	report_cpu_flags();
+	report_cpus(&u);
 	report("# rfm-program-timeout: %ld\n", timeout_s);
 	for (int i = 0; i < n; i++)
 		run_test(i + 1, names[i], timeout_s * 1000L);

@@ -13,7 +13,7 @@ import sys
 
 from . import config, deps, kbuild, knobs, prebuilt, tree
 from .log import Fatal
-from .targets import KERNEL_VARIANTS
+from .targets import KERNEL_VARIANTS, variant_tree
 
 
 def kernel_keys(kernels, targets):
@@ -22,17 +22,14 @@ def kernel_keys(kernels, targets):
     variant that cannot exist yet (baseline without a series) has none."""
     keys = []
     for kernel in kernels:
-        variant = KERNEL_VARIANTS[kernel]
-        if variant.get("prebuilt"):
+        if KERNEL_VARIANTS[kernel].get("prebuilt"):
             continue
-        patches = tree.patches_for(variant["patches"])
-        if patches is None:
-            continue
-        fragments = variant.get("fragments", {})
         for kc in sorted({t.kconfig for t in targets}):
-            key, _ = kbuild.cached(kc, patches,
-                                   [config.KCONFIG / f for f in fragments.get(kc, ())],
-                                   prebuilt.base_config(variant, kc))
+            patches, extra, base, kconfig = prebuilt.build_inputs(kernel, kc)
+            if patches is None:
+                break
+            key, _ = kbuild.cached(kc, patches, extra, base, package=variant_tree(kernel),
+                                   kconfig=kconfig)
             keys.append((kernel, kc, key))
     return keys
 

@@ -370,6 +370,16 @@ def load_deviations(kernels):
     return rules
 
 
+def cpus_missing(run):
+    """Why a guest that booted CPUS=N vCPUs did not run on them all, or
+    "": its cases that need a second CPU would have skipped, not passed.
+    A run that does not say (an older init, a kernel's own) is not judged."""
+    asked, online = (run.run.meta.get(k, "") for k in ("cpus-asked", "cpus-online"))
+    if not (asked.isdigit() and online.lstrip("-").isdigit()) or asked == online:
+        return ""
+    return "%s vCPU(s) asked, %s online" % (asked, online)
+
+
 def build_matrix(runs, targets, kernels, deviations=None, control=(),
                  unavailable=None, meta=None):
     """Everything matrix.json holds, including the exit status.
@@ -406,6 +416,9 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
                               "cpu": t.cpu,
                               "cpu_flags": [f for f in HARDENING_CPU_FLAGS if f in seen],
                               "cpu_flags_missing": [f for f in t.cpu_flags if f not in seen],
+                              "cpus_online": run.run.meta.get("cpus-online", ""),
+                              "cpus_asked": run.run.meta.get("cpus-asked", ""),
+                              "preempt": run.run.meta.get("preempt", ""),
                               "program_timeout": run.run.meta.get("program-timeout", ""),
                               "console": [{"kind": k, "line": l} for k, l in run.console],
                               "console_status": console_status(run),
@@ -420,6 +433,9 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
             if run.console:
                 failures.append("%s/%s: kernel trouble on the console: %s" % (
                     kernel, t.name, run.console[0][1]))
+            missing_cpus = cpus_missing(run)
+            if missing_cpus:
+                failures.append("%s/%s: %s" % (kernel, t.name, missing_cpus))
         matrix["kernels"][kernel] = {"available": True, "role": role(kernel),
                                      "guests": guests, "cases": rows}
         if role(kernel) == CONTROL:

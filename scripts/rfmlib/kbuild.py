@@ -275,7 +275,7 @@ def build(tree_slot, patches, kconfig_name, extra_fragments=(),
 def build_dir_of(tree_slot, kconfig, package=None):
     """The build directory kept for a tree slot and a kernel config."""
     return (config.cache_dir() / "build" / tree.source(package=package).version
-            / tree_slot / kconfig.name)
+            / tree_slot / kconfig.build_name)
 
 
 def build_in(src, tree_slot, kconfig, key, done, extra_fragments, label, targets,

@@ -251,7 +251,8 @@ KNOBS = (
     Knob("ACCEL", one_of("tcg", "kvm"), None, "QEMU's accelerator", BOOTS,
          per_command=(("shell", "tcg"), ("bisect-check", "tcg")),
          shown="KVM if a short probe boots under it, else tcg"),
-    Knob("JOBS", positive, _cpus, "parallel builds and boots", BUILDS,
+    Knob("JOBS", positive, _cpus, "parallel builds and boots (a boot of CPUS vCPUs counts "
+         "CPUS)", BUILDS,
          shown="the number of CPUs"),
     Knob("RFM_CACHE", dir_to_make, _cache, "the build cache", ALL,
          shown="$XDG_CACHE_HOME/robust-futex-matrix, else ~/.cache/robust-futex-matrix"),
@@ -263,6 +264,15 @@ KNOBS = (
          "most 240; fuzz and stress: their budget plus a margin)", BOOTS + ("lava",),
          per_command=(("bench", "1800"), ("perf-gate", "1800"))),
     Knob("GUEST_MEM", memory, "512M", "guest memory", BOOTS + ("lava",)),
+    Knob("CPUS", positive, "1",
+         "vCPUs of each guest (QEMU -smp, multi-threaded TCG; every kernel is SMP); "
+         "-icount boots (bench, perf-gate) keep one: instruction counts are exact only "
+         "on one vCPU", BOOTS + ("lava",)),
+    Knob("PREEMPT", one_of(*_targets.PREEMPT_MODELS), None,
+         "the kernels' preemption model: " + ", ".join(_targets.PREEMPT_MODELS)
+         + " (kconfig/preempt-MODEL.config; preempt= on Debian's PREEMPT_DYNAMIC kernels)",
+         BUILDS + ("cache-key",),
+         shown="each tree's own: none on 6.1, lazy on 7.3, Debian's dynamic voluntary"),
     Knob("KSRC", kernel_tree, None, "make abi: another kernel tree", ("abi", "check")),
     Knob("BZIMAGE", bzimage(64), None,
          "your own 64-bit kernel (x86_64, x86_64-ia32, x86_64-x32)",

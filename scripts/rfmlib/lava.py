@@ -85,15 +85,18 @@ def job(g, kernel_url, ramdisk_url):
     arch = config_arch(t)
     run_minutes = math.ceil((g.run_timeout or knobs.get("RUN_TIMEOUT")) / 60)
     context = {"arch": arch, "no_kvm": True, "memory": memory_mb(knobs.get("GUEST_MEM"))}
-    options = ["-smp 1", "-no-reboot"]
+    cpus = qemu.guest_cpus(g.icount)
+    options = ["-smp %s" % qemu.smp_arg(cpus), "-no-reboot"]
     if arch == "x86_64":
         # The template gives x86_64 no -cpu or -machine of its own.
         options = ["-machine %s,accel=tcg" % t.machine, "-cpu %s" % t.cpu] + options
     else:
         context.update(machine="%s,accel=tcg" % t.machine, cpu=t.cpu)
     context["extra_options"] = options
-    cmdline = qemu.kernel_command_line(t, g.mode, "lab", results_port=t.console,
-                                       append=" ".join(a for a in ("quiet", g.append) if a))
+    append = " ".join(a for a in ("quiet", g.append) if a)
+    cmdline = qemu.kernel_command_line(t, g.mode, "lab", results_port=t.console, append=append,
+                                       cpus=cpus,
+                                       preempt=qemu.kernel_preempt(g.image / "bzImage", append))
     return {
         "device_type": "qemu",
         "job_name": "robust-futex-matrix %s" % job_name(g.kernel, t.name),

@@ -22,6 +22,8 @@ carries a header:
     Blind: who wrote it without seeing the cases (instead of Expect)
     Targets: x86_64-noia32 (only for a mutant that only some targets'
              kernels build: it runs when TARGETS has them all)
+    Cpus: 2 (only for a mutant of a race that needs a second CPU: it
+          runs when CPUS is at least that)
 
 Rule says what the mutant breaks; Expect names the cases (globs, comma
 separated) expected to catch it, except in a catalogue written blind
@@ -29,7 +31,8 @@ separated) expected to catch it, except in a catalogue written blind
 killed, with the reason in one line. Targets names the targets whose
 kernels have the code it changes (a !CONFIG_COMPAT stub: x86_64-noia32):
 a run whose TARGETS lack one of them reports it as not run, counted
-apart, never as killed nor as survived. Kernel names the variant the mutant
+apart, never as killed nor as survived; so does a run with fewer CPUS
+than a mutant's Cpus: (one CPU never runs its race). Kernel names the variant the mutant
 is applied to, "series" unless said: a variant that carries the series
 and test-only patches of its own (patches/exec-window/ widens de_thread()'s
 race windows), booted with its command line. Such a mutant is judged
@@ -56,7 +59,7 @@ from .pipeline import Pipeline, boot_all, build_kernel
 from .targets import (KERNEL_VARIANTS, REFERENCE, TARGETS, UPSTREAM, deviations_files,
                       has_series, kernel_append, role, variant_slot)
 
-HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated|Blind|Targets):\s*(.*)$")
+HEADER_RE = re.compile(r"^(Rule|Expect|Equivalent|Kernel|Generated|Blind|Targets|Cpus):\s*(.*)$")
 DIFF_START_RE = re.compile(rb"^(?:diff --git |--- )", re.M)
 
 
@@ -70,6 +73,7 @@ class Mutant:
     kernel: str = "series"         # the variant it is applied to
     generated: str = ""            # the operator of a generated mutant
     targets: tuple = ()            # the targets it needs (Targets:), if any
+    cpus: int = 1                  # the vCPUs its race needs (Cpus:)
 
 
 @dataclass
@@ -113,8 +117,12 @@ def parse_header(path):
     unknown = [t for t in targets if t not in {x.name for x in TARGETS}]
     if unknown:
         raise Fatal("mutant %s: 'Targets:' names no target %s" % (path, ", ".join(unknown)))
+    cpus = fields.get("Cpus", "1")
+    if not cpus.isdigit() or int(cpus) < 1:
+        raise Fatal("mutant %s: 'Cpus: %s' is not a number of CPUs" % (path, cpus))
     return Mutant(path.name[:-len(".patch")], path, fields["Rule"], expect,
-                  fields.get("Equivalent", ""), kernel, fields.get("Generated", ""), targets)
+                  fields.get("Equivalent", ""), kernel, fields.get("Generated", ""), targets,
+                  int(cpus))
 
 
 def mutable(kernel):
@@ -481,11 +489,11 @@ def run_mutants(catalogue, mutants, out):
     for n, m in enumerate(mutants, 1):
         t_start = elapsed()
         lacking = [t for t in m.targets if t not in {x.name for x in targets}]
-        if lacking:
-            outcomes.append(Outcome(m, NOT_RUN, [], 0.0, "needs TARGETS to include %s"
-                                    % ", ".join(lacking)))
-            progress("mutate", "%d/%d %s: NOT RUN: needs TARGETS to include %s" % (
-                n, len(mutants), m.name, ", ".join(lacking)))
+        why_not = ("needs TARGETS to include %s" % ", ".join(lacking) if lacking else
+                   "needs CPUS=%d" % m.cpus if m.cpus > knobs.get("CPUS") else "")
+        if why_not:
+            outcomes.append(Outcome(m, NOT_RUN, [], 0.0, why_not))
+            progress("mutate", "%d/%d %s: NOT RUN: %s" % (n, len(mutants), m.name, why_not))
             continue
         # A mutant of a test-only variant is judged against that variant's
         # run, in the comparer's "stock" column.

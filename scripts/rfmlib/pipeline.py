@@ -26,8 +26,8 @@ from pathlib import Path
 from . import (compare, config, guest, kbuild, knobs, kselftest, ktap, prebuilt, procs, qemu,
                tree)
 from .log import Usage, progress
-from .targets import (KERNEL_VARIANTS, kernel_append, kernel_config, kernel_coverage,
-                      variant_configs, variant_slot, variant_tree)
+from .targets import (KERNEL_VARIANTS, kernel_append, kernel_coverage,
+                      preempt_append, variant_configs, variant_slot, variant_tree)
 
 
 def libc_mode():
@@ -130,13 +130,11 @@ def build_kernel(kernel, kconfig, targets, more_patches=(), salt="", label=None)
     if variant.get("prebuilt"):
         return prebuilt.user_kernel(kconfig, tree.pristine_tree(),
                                     x32=any(t.userland == "x32" for t in targets))
-    patches = tree.patches_for(variant["patches"]) + list(more_patches)
-    extra = variant.get("fragments", {})
-    return kbuild.build(variant_slot(kernel), patches, kconfig,
-                        label=label or "%s/%s" % (kernel, kconfig), salt=salt,
-                        extra_fragments=[config.KCONFIG / f for f in extra.get(kconfig, ())],
-                        base_config=prebuilt.base_config(variant, kconfig),
-                        package=variant_tree(kernel), kconfig=kernel_config(kconfig, kernel))
+    patches, extra, base, kc = prebuilt.build_inputs(kernel, kconfig)
+    return kbuild.build(variant_slot(kernel), patches + list(more_patches), kconfig,
+                        label=label or "%s/%s" % (kernel, kc.build_name), salt=salt,
+                        extra_fragments=extra, base_config=base,
+                        package=variant_tree(kernel), kconfig=kc)
 
 
 def describe(kernel, images):
@@ -210,7 +208,9 @@ class Pipeline:
             k, t = booted[0]
             accel = qemu.choose_accel(t, self.images[(k, t.kconfig)] / "bzImage",
                                       self.initrds[t.userland][0])
-        return LocalQemu(accel, jobs or config.jobs())
+        # A guest of CPUS vCPUs runs CPUS host threads: JOBS counts threads,
+        # so that two vCPUs of a guest really run at the same time.
+        return LocalQemu(accel, jobs or max(1, config.jobs() // qemu.guest_cpus(icount)))
 
     def guest(self, kernel, t, out, image=None, append="", **how):
         """The Guest that boots `kernel` (or the build dir `image`, in the
@@ -219,7 +219,9 @@ class Pipeline:
         cpio, programs = self.initrds[t.userland]
         return Guest(kernel, t, image or self.images[(kernel, t.kconfig)], cpio, programs,
                      out / kernel / t.name,
-                     append=" ".join(a for a in (append, kernel_append(kernel)) if a),
+                     append=" ".join(a for a in (append, kernel_append(kernel),
+                                                 preempt_append(kernel, knobs.get("PREEMPT")))
+                                     if a),
                      coverage=kernel_coverage(kernel), **how)
 
     def guests(self, out, kernels=None, append="", **how):

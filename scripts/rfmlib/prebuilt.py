@@ -19,8 +19,9 @@ import re
 import shutil
 import subprocess
 
-from . import archive, atomic, config, kbuild
+from . import archive, atomic, config, kbuild, knobs, tree
 from .log import Fatal, Usage, progress
+from .targets import KERNEL_VARIANTS, kernel_config
 
 # Kernel build (targets.KERNEL_CONFIGS name) -> Debian metapackage.
 PACKAGES = {"x86_64": "linux-image-amd64", "i386": "linux-image-686:i386",
@@ -218,3 +219,16 @@ def user_kernel(kconfig_name, tree, x32=False):
 def describe(image_dir):
     return "%s (%s)" % ((image_dir / "package").read_text().strip(),
                         (image_dir / "release").read_text().strip())
+
+
+def build_inputs(kernel, kconfig):
+    """(patches, extra fragments, base config, KernelConfig) of a built
+    variant for one config, with the PREEMPT= model: what its build and
+    its cache key (ci.kernel_keys) are made of. None for the patches of a
+    variant that cannot exist yet (baseline without a series)."""
+    variant = KERNEL_VARIANTS[kernel]
+    extra = variant.get("fragments", {})
+    return (tree.patches_for(variant["patches"]),
+            [config.KCONFIG / f for f in extra.get(kconfig, ())],
+            base_config(variant, kconfig),
+            kernel_config(kconfig, kernel, knobs.get("PREEMPT")))

@@ -86,13 +86,14 @@ class Boot:
 
 
 def kernel_command_line(target, mode, accel, append="", icount=False, results_port=None,
-                        coverage=False):
+                        coverage=False, cpus=1, preempt=""):
     """The guest kernel's command line: its console, what every guest
     needs, the clock hints of `accel` ("lab": a machine we cannot see,
     so no hint from this host), the target's own arguments, what init
     reads (rfm.*: the results go to `results_port`, else the target's;
-    with `coverage`, the gcov counters to the target's coverage port),
-    then `append`."""
+    with `coverage`, the gcov counters to the target's coverage port;
+    the vCPUs it must find online and the kernel's preemption model, for
+    its report), then `append`."""
     if target.x86:
         clock = (ICOUNT_TSC_HINT if icount else "tsc=reliable" if accel == "lab"
                  else tsc_hint(accel))
@@ -100,9 +101,66 @@ def kernel_command_line(target, mode, accel, append="", icount=False, results_po
         clock = "norandmaps" if icount else ""     # ARM: no TSC to describe
     return " ".join(a for a in (
         "console=%s" % target.console, KERNEL_ARGS, clock, target.kernel_args,
-        "rfm.mode=%s rfm.target=%s" % (mode, target.name),
+        "rfm.mode=%s rfm.target=%s rfm.cpus=%d" % (mode, target.name, cpus),
+        "rfm.preempt=%s" % preempt if preempt else "",
         "rfm.results=/dev/%s" % (results_port or target.results_port),
         "rfm.coverage=/dev/%s" % target.coverage_port if coverage else "", append) if a)
+
+
+def guest_cpus(icount):
+    """CPUS=, or one under -icount: QEMU counts instructions on one vCPU
+    thread only, and the counts are exact only there."""
+    return 1 if icount else knobs.get("CPUS")
+
+
+def smp_arg(cpus):
+    """-smp's value: each vCPU a socket of its own. The x86 kernels have no
+    ACPI, so they find their CPUs in SeaBIOS's MP table, which lists one
+    CPU per socket: QEMU's default of cores in one socket would leave the
+    guest one CPU."""
+    return "%d,sockets=%d" % (cpus, cpus)
+
+
+def accel_args(target, accel, cpus):
+    """The machine and accelerator. Several vCPUs under TCG run in a host
+    thread each (thread=multi, asked for, not assumed: QEMU refuses it
+    where the guest's memory model needs a stronger host), so that they
+    really run at the same time."""
+    if accel == "tcg" and cpus > 1:
+        return ["-machine", target.machine, "-accel", "tcg,thread=multi"]
+    return ["-machine", "%s,accel=%s" % (target.machine, accel)]
+
+
+# The preemption model a kernel runs, from its config: the model built
+# in, or, for PREEMPT_DYNAMIC, the default its config chose (a preempt=
+# on the command line overrides it). Most specific first.
+PREEMPT_SYMBOLS = (("CONFIG_PREEMPT_RT=y", "rt"), ("CONFIG_PREEMPT_LAZY=y", "lazy"),
+                   ("CONFIG_PREEMPT=y", "full"), ("CONFIG_PREEMPT_VOLUNTARY=y", "voluntary"),
+                   ("CONFIG_PREEMPT_NONE=y", "none"))
+
+
+def preempt_model(config_text, command_line):
+    """"none", "voluntary", "full", "lazy" or "rt", "dynamic-" before it on a
+    PREEMPT_DYNAMIC kernel; "" if the config is not known."""
+    lines = set(config_text.splitlines())
+    model = next((m for symbol, m in PREEMPT_SYMBOLS if symbol in lines), "")
+    if "CONFIG_PREEMPT_DYNAMIC=y" not in lines:
+        return model
+    for arg in command_line.split():
+        if arg.startswith("preempt="):
+            model = arg.split("=", 1)[1]
+    return "dynamic-%s" % model
+
+
+def kernel_preempt(kernel, append):
+    """The preemption model of the kernel image `kernel`, from the config
+    kept beside it (every cached kernel, Debian's unpacked ones)."""
+    config_file = Path(kernel).parent / "config"
+    try:
+        text = config_file.read_text(errors="replace")
+    except OSError:
+        return ""
+    return preempt_model(text, append)
 
 
 def qemu_command(target, kernel, initrd, accel, mode, console, results, append="",
@@ -110,12 +168,14 @@ def qemu_command(target, kernel, initrd, accel, mode, console, results, append="
     """icount: count instructions instead of time (TCG only); coverage:
     the file the guest's gcov counters go to (make coverage), or None."""
     initrd = guest.initrd_for(Path(kernel).parent, initrd)    # + its modules
-    cmd = [target.qemu, "-machine", "%s,accel=%s" % (target.machine, accel),
-           "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM"), "-smp", "1",
+    cpus = guest_cpus(icount)
+    cmd = [target.qemu] + accel_args(target, accel, cpus) + [
+           "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM"), "-smp", smp_arg(cpus),
            "-nodefaults", "-no-reboot", "-display", "none",
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", kernel_command_line(target, mode, accel, append, icount,
-                                          coverage=coverage is not None)]
+                                          coverage=coverage is not None, cpus=cpus,
+                                          preempt=kernel_preempt(kernel, append))]
     if icount:
         cmd += ICOUNT_ARGS
     if mode == "shell":

@@ -29,11 +29,17 @@ def _xml(text):
 
 
 def _cpu_cell(guest):
-    """The hardening flags a guest's CPU showed: smap+smep+sse2, or '?'
-    when the guest reported none (it did not boot)."""
+    """The hardening flags a guest's CPU showed (smap+smep+sse2), its
+    vCPUs online and its preemption model: "smap+smep, 2 CPUs, preempt
+    full"; '?' when the guest reported none (it did not boot)."""
     if "cpu_flags" not in guest or guest.get("boot") != "complete":
         return "?"
-    return "+".join(guest["cpu_flags"]) or "none"
+    cell = "+".join(guest["cpu_flags"]) or "none"
+    if guest.get("cpus_online"):
+        cell += ", %s CPU%s, preempt %s" % (guest["cpus_online"],
+                                            "" if guest["cpus_online"] == "1" else "s",
+                                            guest.get("preempt") or "?")
+    return cell
 
 
 def render_text(matrix):

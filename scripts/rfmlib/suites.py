@@ -65,10 +65,15 @@ def cmd_fuzz(_args):
                                             "released", "wake_checks", "failures"), seconds + 600)
 
 
+# The stress cases: robust_stress's two, unlock_stress's five (two of
+# them without parking, on two CPUs or more).
+STRESS_CASES = 7
+
+
 def cmd_stress(_args):
-    """Concurrent deaths: STRESS_SECONDS per case and target (robust_stress's
-    two cases, unlock_stress's three)."""
+    """Concurrent deaths: STRESS_SECONDS per case and target."""
     seconds = knobs.get("STRESS_SECONDS")
     return run_guest_suite("stress", "rfm.stress_seconds=%d" % seconds,
-                           ("case", "deaths", "acquisitions", "recoveries", "corrupted",
-                            "lost_wakeups", "stuck_at_end"), 5 * seconds + 900)
+                           ("case", "parking", "cpus", "deaths", "acquisitions", "recoveries",
+                            "corrupted", "lost_wakeups", "stuck_at_end"),
+                           STRESS_CASES * seconds + 900)

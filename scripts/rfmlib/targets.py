@@ -22,6 +22,15 @@ class KernelConfig:
     tiny_fragments: tuple = ()
     # The cross compiler, when not CROSS_CC (a variant's "cross_cc").
     cross_cc: str = ""
+    # PREEMPT=MODEL's model, merged as preempt-MODEL.config after
+    # tiny_fragments; "": the tree's own (kernel_config()).
+    preempt: str = ""
+
+    @property
+    def build_name(self):
+        """Its build directory's name: a preemption model of its own
+        builds apart, so that switching models rebuilds nothing."""
+        return "%s-preempt-%s" % (self.name, self.preempt) if self.preempt else self.name
 
     def make_args(self):
         """What make needs besides ARCH= to build for this config."""
@@ -198,6 +207,14 @@ ARM64_CPU = "cortex-a57"
 ARM_CPU = "cortex-a15"
 ARM_VIRT_PORTS = {"console": "ttyAMA0", "results_port": "hvc0", "coverage_port": "hvc1"}
 
+# PREEMPT=: the preemption models a tinyconfig kernel can be built with
+# (kconfig/preempt-MODEL.config). Unset, each kernel keeps its tree's
+# own: PREEMPT_NONE on 6.1; on 7.3, whose x86 and arm64 have no
+# PREEMPT_NONE or PREEMPT_VOLUNTARY any more, PREEMPT_LAZY. Every
+# tinyconfig kernel is SMP (kconfig/x86_64.config; arm64 always is), so
+# CPUS=N needs no other build.
+PREEMPT_MODELS = ("none", "voluntary", "full")
+
 TARGETS = (
     Target("x86_64", "x86_64", "lp64", "lp64",
            "qemu-system-x86_64", "pc", X86_64_CPU, cpu_flags=("smap", "smep")),
@@ -287,10 +304,14 @@ KERNEL_VARIANTS = {
     "baseline": {"role": CONTROL, "patches": "first",
                  "about": "negative control: only the removal patch 0001"},
     # The series with lockdep, atomic-sleep and lockup checks, and KASAN
-    # where the arch has it: for hostile lists and concurrent deaths.
+    # where the arch has it: for hostile lists and concurrent deaths
+    # (make fuzz and make stress; CPUS=2 PREEMPT=full for the races).
     "debug": {"role": SUBJECT, "patches": "all",
-              "fragments": {"x86_64": ("debug.config", "debug-kasan.config"),
-                            "i386": ("debug.config",)},
+              "fragments": {"x86_64": ("debug.config", "debug-hardlockup.config",
+                                       "debug-kasan.config"),
+                            "i386": ("debug.config", "debug-hardlockup.config"),
+                            "arm64": ("debug.config", "debug-kasan.config"),
+                            "arm": ("debug.config", "debug-kasan.config")},
               "about": "series + kconfig/debug*.config"},
     # Debian's own kernels (linux-image-amd64, linux-image-686), downloaded
     # and unpacked into the cache, booted with our initramfs.
@@ -400,13 +421,35 @@ KERNEL_VARIANTS = {
                "about": "Debian's linux-source-6.12 (trixie) as shipped"},
 }
 
-def kernel_config(name, kernel=None):
+def kernel_config(name, kernel=None, preempt=None):
     """The KernelConfig `name` as kernel variant `kernel` builds it (its
-    own cross compiler, if it names one)."""
+    own cross compiler, if it names one), with preemption model
+    `preempt` (PREEMPT=) when its config is tinyconfig's: a kernel from
+    Debian's config is PREEMPT_DYNAMIC and takes the model on its command
+    line instead (preempt_append())."""
     kconfig = KERNEL_CONFIGS[name]
     cross_cc = KERNEL_VARIANTS.get(kernel, {}).get("cross_cc", "") if kernel else ""
-    return dataclasses.replace(kconfig, cross_cc=cross_cc) if cross_cc and kconfig.cross \
-        else kconfig
+    if cross_cc and kconfig.cross:
+        kconfig = dataclasses.replace(kconfig, cross_cc=cross_cc)
+    if preempt and not debian_config(kernel):
+        kconfig = dataclasses.replace(
+            kconfig, preempt=preempt,
+            tiny_fragments=kconfig.tiny_fragments + ("preempt-%s.config" % preempt,))
+    return kconfig
+
+
+def debian_config(kernel):
+    """Is `kernel` one of Debian's own kernels, or built from Debian's
+    config (both PREEMPT_DYNAMIC)?"""
+    variant = KERNEL_VARIANTS.get(kernel, {}) if kernel else {}
+    return variant.get("prebuilt") == "debian" or bool(variant.get("base"))
+
+
+def preempt_append(kernel, preempt):
+    """What the command line of `kernel` needs for PREEMPT=`preempt`:
+    preempt= on Debian's PREEMPT_DYNAMIC kernels; nothing on the others,
+    whose model is built in (kernel_config())."""
+    return "preempt=%s" % preempt if preempt and debian_config(kernel) else ""
 
 
 def variant_tree(kernel):

@@ -29,6 +29,8 @@ struct arena {
 	volatile uint32_t waiting2;	/* a second one is */
 	volatile uint32_t group_exit;	/* exec cases: the leader's go */
 	volatile uint32_t word_at_group_exit;	/* what the leader saw */
+	volatile uint32_t spin;		/* exec cases: thread and leader spin,
+					 * pinned to CPUs 0 and 1, for the go */
 };
 
 static struct arena *arena_new(void)
@@ -824,9 +826,14 @@ static void *exec_thread(void *arg)
 		a->note = NOTE_FAILED;
 		return NULL;
 	}
+	if (a->spin && rfm_pin_cpu(0)) {
+		a->note = NOTE_FAILED;
+		return NULL;
+	}
 	a->note = NOTE_READY;
 	while (a->note != NOTE_EXEC)
-		usleep(1000);
+		if (!a->spin)
+			usleep(1000);
 	execl("/proc/self/exe", "death", RFM_PAUSE_ARG, (char *)NULL);
 	return NULL;
 }
@@ -846,10 +853,11 @@ static pid_t start_exec_owner(struct arena *a, int (*takes)(struct arena *a))
 	if (owner == 0) {
 		pthread_t t;
 
-		if (pthread_create(&t, NULL, exec_thread, a))
+		if (pthread_create(&t, NULL, exec_thread, a) || (a->spin && rfm_pin_cpu(1)))
 			_exit(1);
 		while (!a->group_exit)
-			rfm_futex_wait((uint32_t *)&a->group_exit, 0, 1000);
+			if (!a->spin)
+				rfm_futex_wait((uint32_t *)&a->group_exit, 0, 1000);
 		a->word_at_group_exit = a->lock[0].futex;
 		syscall(SYS_exit_group, GROUP_EXIT_STATUS);
 	}
@@ -1072,6 +1080,86 @@ static int death_exec_races_group_exit(void)
 	RFM_CHECK(woken, "the waiter was not woken");
 	RFM_CHECK(a->lock[0].futex == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
 		  "word %#x", a->lock[0].futex);
+	return RFM_PASS;
+}
+
+/* Lock 0, listed, with FUTEX_WAITERS; lock 1 as a plain PI futex. */
+static int takes_contended_lock_and_pi_word(struct arena *a)
+{
+	takes_pi_word(a);
+	return takes_contended_lock(a);
+}
+
+#define EXEC_RACE_ROUNDS	12
+
+/*
+ * death_exec_races_group_exit on two CPUs, without the exec-window
+ * kernel's delay: the thread (CPU 0) execs and the leader (CPU 1) calls
+ * exit_group() on the same go, each spinning for it, while a waiter
+ * sleeps on the robust lock and a PI locker is queued on the thread's
+ * PI futex. Round after round, whichever wins: the lock is released
+ * with its waiter woken, the group exit (if it won) found it still held,
+ * and the PI locker is handed the PI futex, never left to its timeout.
+ */
+static int death_exec_races_group_exit_smp(void)
+{
+	int won[2] = { 0, 0 };
+
+	RFM_REQUIRE_CPUS(2);
+	for (int n = 0; n < EXEC_RACE_ROUNDS; n++) {
+		struct arena *a = arena_new();
+		pid_t owner, sleeper, locker;
+		uint32_t held, word;
+		int status, sleeper_status, ended, execd, group_exit_won, err;
+
+		RFM_CHECK(a, "mmap");
+		a->spin = 1;
+		owner = start_exec_owner(a, takes_contended_lock_and_pi_word);
+		RFM_CHECK(owner > 0, "round %d: the owner never got ready", n);
+		held = a->lock[0].futex;
+		sleeper = start_sleeper(a);
+		RFM_CHECK(sleeper > 0, "round %d: the waiter never slept", n);
+		a->waiting2 = 0;
+		locker = start_pi_locker(&a->lock[1].futex, 5000, &a->waiting2);
+		RFM_CHECK(rfm_wait_sleeping(locker, &a->waiting2),
+			  "round %d: the PI locker never slept", n);
+		a->note = NOTE_EXEC;
+		a->group_exit = 1;
+		ended = 0;
+		for (int i = 0; i < 1000 && !ended && !rfm_exec_done(owner); i++) {
+			ended = waitpid(owner, &status, WNOHANG) == owner;
+			usleep(10000);
+		}
+		execd = !ended && rfm_exec_done(owner);
+		group_exit_won = ended && WIFEXITED(status) &&
+				 WEXITSTATUS(status) == GROUP_EXIT_STATUS;
+		err = pi_locker_result(locker);
+		waitpid(sleeper, &sleeper_status, 0);
+		if (!ended) {
+			kill(owner, SIGKILL);
+			waitpid(owner, NULL, 0);
+		}
+		word = a->lock[0].futex;
+		RFM_CHECK(execd || group_exit_won,
+			  "round %d: the owner %s", n, ended ? "ended otherwise than by the "
+			  "group exit" : "neither exec'd nor ended in 10 s");
+		RFM_CHECK(!group_exit_won || a->word_at_group_exit == held,
+			  "round %d: the group exit began with the word %#x, not %#x: the "
+			  "exec released the lock before it could no longer fail", n,
+			  a->word_at_group_exit, held);
+		RFM_CHECK(WIFEXITED(sleeper_status) && WEXITSTATUS(sleeper_status) == 0,
+			  "round %d (%s won): the waiter was not woken", n,
+			  group_exit_won ? "group exit" : "exec");
+		RFM_CHECK(word == (FUTEX_OWNER_DIED | FUTEX_WAITERS),
+			  "round %d (%s won): word %#x", n, group_exit_won ? "group exit" : "exec",
+			  word);
+		RFM_CHECK(err == 0, "round %d (%s won): the PI locker got %s", n,
+			  group_exit_won ? "group exit" : "exec", rfm_errno_name(err));
+		won[group_exit_won]++;
+		munmap(a, sizeof(*a));
+	}
+	rfm_diag("%d rounds: the exec won %d, the group exit %d", EXEC_RACE_ROUNDS, won[0],
+		 won[1]);
 	return RFM_PASS;
 }
 
@@ -2180,6 +2268,7 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(exec_pi_locker_during_exec),
 	RFM_CASE(exec_task_owns_pi),
 	RFM_CASE(death_exec_races_group_exit),
+	RFM_CASE_TIMEOUT(death_exec_races_group_exit_smp, 120),
 	RFM_CASE(death_exec_robust_pi_waiter),
 	RFM_CASE(death_exec_robust_pi_uncontended),
 	RFM_CASE(death_only_own_entries),

@@ -18,7 +18,7 @@
  * killed thread joined, each reused page must still hold what it was
  * given, and no lock may still hold a dead TID.
  *
- * The guests have one CPU, and the classic window is a few
+ * On one CPU (CPUS=1, the default) the classic window is a few
  * instructions: a tick would preempt an unlock there once in a great
  * while, and the memory must be reused while it waits. So every unlock
  * parks (rfm_mutex.h's hook: off the CPU, to the next tick one time in
@@ -30,6 +30,14 @@
  * elsewhere was waiting, yielding, in a system call, or preempted by the
  * tick. The deterministic proof that the 2026 windows are closed, at
  * every instruction, is unlock_race's; this is the same mutex under load.
+ *
+ * With two CPUs (CPUS=2) the same runs again without parking, the
+ * *_without_parking cases: no unlock waits anywhere, and the killer, on
+ * the other CPU, stops a worker wherever its signal lands, as a fault or
+ * an OOM kill would; the reuse that makes a released word hold a dead
+ * TID again is another worker on the other CPU, at the same time. A
+ * holder works a while (a spin) half the time, so that others wait and
+ * the contended unlock's FUTEX_WAKE, inside the classic window, runs.
  *
  * The classic mutex must be seen corrupting memory: that is the hazard,
  * and it shows the stress can find it (in 1 to 15 rounds of 100, on
@@ -52,6 +60,8 @@
 #define STRESS_SECONDS_KEY	"rfm.stress_seconds="	/* make stress */
 #define ROUND_S		10	/* a round that takes longer is stuck */
 #define LOCK_TIMEOUT_MS	5000	/* no lock is held for more than a few yields */
+#define UNPARKED_CONTROL_S	90	/* the unparked control's search, at most */
+#define WORK_SPINS	4096	/* unparked: a holder's work, at most */
 
 struct object {			/* at the start of its own page */
 	struct rfm_lock lock;
@@ -86,6 +96,7 @@ static struct {
 	char *arena;
 	size_t page;
 	enum rfm_unlock_path how;
+	int parking;		/* unlocks and holders park (one CPU's stand-in) */
 	struct slot slot[SLOTS];
 	struct worker worker[WORKERS];
 	int stop;
@@ -165,8 +176,13 @@ static void use(struct worker *w, int i)
 		return;			/* counted in w->mt.errors */
 	if (r == EOWNERDEAD)
 		count(&st.t.recoveries);
-	if (rand_r(&w->seed) % 2)
-		park(&w->mt);		/* holding it: others wait */
+	if (rand_r(&w->seed) % 2) {	/* holding it: others wait */
+		if (st.parking)
+			park(&w->mt);
+		else
+			for (volatile unsigned int i = rand_r(&w->seed) % WORK_SPINS; i; i--)
+				;
+	}
 	prev = o->last_unlocker;
 	o->last_unlocker = w->mt.tid;
 	last = --o->users == 0;
@@ -184,7 +200,7 @@ static void *worker_main(void *arg)
 		count(&st.t.errors);
 		return NULL;
 	}
-	w->mt.park = park;
+	w->mt.park = st.parking ? park : NULL;
 	__atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&st.stop, __ATOMIC_SEQ_CST)) {
 		int i = (int)(rand_r(&w->seed) % SLOTS);
@@ -222,7 +238,7 @@ static int start_worker(struct worker *w)
  */
 static int kill_one(unsigned int *seed)
 {
-	int only_parked = rand_r(seed) % 2, n = 0;
+	int only_parked = rand_r(seed) % 2 && st.parking, n = 0;
 	struct worker *can[WORKERS], *w;
 
 	for (int i = 0; i < WORKERS; i++) {
@@ -307,17 +323,20 @@ static long now_s(void)
 /*
  * At least @rounds, and for the seconds make stress asks; the control
  * goes on to 4 * @rounds while it has seen no corruption, so that a
- * target where it is rare does not fail it by chance.
+ * target where it is rare does not fail it by chance, and without
+ * parking, where it is rarer, for up to UNPARKED_CONTROL_S.
  */
 static int more_rounds(unsigned long rounds, long seconds, long since, int control)
 {
 	if (st.t.rounds < rounds || now_s() - since < seconds)
 		return 1;
-	return control && !st.t.corrupted && st.t.rounds < 4 * rounds;
+	if (!control || st.t.corrupted)
+		return 0;
+	return st.parking ? st.t.rounds < 4 * rounds : now_s() - since < UNPARKED_CONTROL_S;
 }
 
 /* 0 once the rounds are done, or -1 with st.failed saying why not. */
-static int run_stress(enum rfm_unlock_path how, int control)
+static int run_stress(enum rfm_unlock_path how, int control, int parking)
 {
 	static struct rfm_mutex_thread main_thread;	/* registered until exit */
 	unsigned long rounds = rfm_cmdline_ulong(ROUNDS_KEY, ROUNDS);
@@ -327,6 +346,7 @@ static int run_stress(enum rfm_unlock_path how, int control)
 	unsigned int seed = 1;
 
 	st.how = how;
+	st.parking = parking;
 	/* What every worker does first: a kernel without robust lists fails here */
 	st.failed = "set_robust_list() or the vDSO try-unlock is missing";
 	if (rfm_mutex_thread_init(&main_thread, how))
@@ -348,7 +368,9 @@ static int run_stress(enum rfm_unlock_path how, int control)
 			st.failed = "a round is stuck";
 			if (now_s() - start > ROUND_S)
 				return -1;
-			usleep(1);	/* to the next tick */
+			/* Parked workers wait for ticks; unparked, kill at once */
+			if (st.parking)
+				usleep(1);	/* to the next tick */
 			st.failed = "killing a worker";
 			if (!round_done() && kill_one(&seed) < 0)
 				return -1;
@@ -377,11 +399,13 @@ static void report(const char *name)
 {
 	const struct tally *t = &st.t;
 
-	printf("# stress {\"case\": \"%s\", \"unlock\": \"%s\", \"rounds\": %lu, "
+	printf("# stress {\"case\": \"%s\", \"unlock\": \"%s\", \"parking\": %s, "
+	       "\"cpus\": %ld, \"rounds\": %lu, "
 	       "\"deaths\": %lu, \"acquisitions\": %lu, \"frees\": %lu, "
 	       "\"recoveries\": %lu, \"corrupted\": %lu, \"lost_wakeups\": %lu, "
 	       "\"stuck_at_end\": %lu, \"errors\": %lu}\n",
-	       name, rfm_unlock_path_names[st.how], t->rounds, t->kills, t->uses,
+	       name, rfm_unlock_path_names[st.how], st.parking ? "true" : "false",
+	       sysconf(_SC_NPROCESSORS_ONLN), t->rounds, t->kills, t->uses,
 	       t->frees, t->recoveries, t->corrupted, t->timeouts, t->lost, t->errors);
 }
 
@@ -399,11 +423,11 @@ static void report(const char *name)
 	} while (0)
 
 /* The control: the classic unlock, which the stress must catch. */
-static int classic_mutex_corrupts_reused_memory(void)
+static int classic_corrupts(const char *name, int parking)
 {
-	int ran = run_stress(RFM_UNLOCK_CLASSIC, 1);
+	int ran = run_stress(RFM_UNLOCK_CLASSIC, 1, parking);
 
-	report(__func__);
+	report(name);
 	CHECK_RUN(ran);
 	rfm_obs("corrupted", "%s", st.t.corrupted ? "yes" : "no");
 	RFM_CHECK(st.t.corrupted > 0, "no corruption in %lu rounds, %lu kills",
@@ -411,9 +435,14 @@ static int classic_mutex_corrupts_reused_memory(void)
 	return RFM_PASS;
 }
 
-static int never_corrupts(const char *name, enum rfm_unlock_path how)
+static int classic_mutex_corrupts_reused_memory(void)
 {
-	int ran = run_stress(how, 0);
+	return classic_corrupts(__func__, 1);
+}
+
+static int never_corrupts(const char *name, enum rfm_unlock_path how, int parking)
+{
+	int ran = run_stress(how, 0, parking);
 
 	report(name);
 	CHECK_RUN(ran);
@@ -428,20 +457,42 @@ static int never_corrupts(const char *name, enum rfm_unlock_path how)
  * the system call where not (ARM), the classic unlock on a kernel that
  * has neither, which must then fail here.
  */
-static int best_unlock_never_corrupts(void)
+static int best_unlock(const char *name, int parking)
 {
 	enum rfm_unlock_path how = rfm_mutex_choose();
 
 	printf("# obs unlock=%s [target: the vDSO try-unlock is x86's only]\n",
 	       rfm_unlock_path_names[how]);
-	return never_corrupts(__func__, how);
+	return never_corrupts(name, how, parking);
+}
+
+static int best_unlock_never_corrupts(void)
+{
+	return best_unlock(__func__, 1);
 }
 
 /* Every unlock through FUTEX_WAKE | FUTEX_ROBUST_UNLOCK. */
 static int syscall_unlock_never_corrupts(void)
 {
 	RFM_REQUIRE_ROBUST_UNLOCK();
-	return never_corrupts(__func__, RFM_UNLOCK_SYSCALL);
+	return never_corrupts(__func__, RFM_UNLOCK_SYSCALL, 1);
+}
+
+/*
+ * Two CPUs, no parking: the classic window is hit by a kill from the
+ * other CPU, and the reuse that exposes it by a worker there.
+ */
+static int classic_mutex_corrupts_without_parking(void)
+{
+	RFM_REQUIRE_CPUS(2);
+	return classic_corrupts(__func__, 0);
+}
+
+/* The same load with the best unlock: its windows are the kernel's. */
+static int best_unlock_never_corrupts_without_parking(void)
+{
+	RFM_REQUIRE_CPUS(2);
+	return best_unlock(__func__, 0);
 }
 
 static const struct rfm_case cases[] = {
@@ -449,6 +500,9 @@ static const struct rfm_case cases[] = {
 	RFM_CASE_BUDGET(classic_mutex_corrupts_reused_memory, STRESS_SECONDS_KEY, 0, 120),
 	RFM_CASE_BUDGET(best_unlock_never_corrupts, STRESS_SECONDS_KEY, 0, 120),
 	RFM_CASE_BUDGET(syscall_unlock_never_corrupts, STRESS_SECONDS_KEY, 0, 120),
+	RFM_CASE_BUDGET(classic_mutex_corrupts_without_parking, STRESS_SECONDS_KEY, 0,
+			UNPARKED_CONTROL_S + 60),
+	RFM_CASE_BUDGET(best_unlock_never_corrupts_without_parking, STRESS_SECONDS_KEY, 0, 120),
 };
 
 RFM_MAIN(cases)

@@ -406,6 +406,35 @@ static inline int rfm_wait_sleeping(pid_t pid, volatile uint32_t *started)
 	}
 }
 
+/* ---- CPUs: the races only a second CPU runs (CPUS=2) ---- */
+
+static inline int rfm_cpus_online(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* Run the calling thread on CPU @cpu only: 0 or -1 (errno). */
+static inline int rfm_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * Skip a case that needs @n CPUs online. The host holds each guest to
+ * the CPUS= it booted (the matrix fails a guest with fewer online), so
+ * this skips only where fewer were asked for.
+ */
+#define RFM_REQUIRE_CPUS(n)						\
+	do {								\
+		if (rfm_cpus_online() < (n))				\
+			return rfm_skip("%d CPU(s) online: the race needs %d " \
+					"(CPUS=%d)", rfm_cpus_online(), (n), (n)); \
+	} while (0)
+
 /* ---- the harness ---- */
 
 static inline void rfm_on_alarm(int sig)

@@ -1,0 +1,116 @@
+"""Two CPUs and the preemption model (issue 38): how CPUS and PREEMPT
+reach QEMU, the kernel builds and the guest's report."""
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from rfmlib import compare, config, kbuild, ktap, mutate, qemu, targets
+from rfmlib.targets import kernel_config, preempt_append
+
+
+def run_with_meta(**meta):
+    lines = ["KTAP version 1", "1..0"] + ["# rfm-%s: %s" % (k.replace("_", "-"), v)
+                                          for k, v in meta.items()]
+    return compare.GuestRun(target="x86_64", boot_status="complete",
+                            run=ktap.parse("\n".join(lines) + "\n"), console=(),
+                            console_seen=True, programs=(), seconds=1.0, detail="")
+
+
+class Qemu(unittest.TestCase):
+    def command(self, cpus, icount=False):
+        t = targets.target("x86_64")
+        with mock.patch.dict(os.environ, {"CPUS": str(cpus)}):
+            return qemu.qemu_command(t, "/nonexistent/bzImage", "/nonexistent/i.cpio", "tcg",
+                                     "tests", "c.log", "r.ktap", icount=icount)
+
+    def test_one_cpu_is_the_command_line_of_before(self):
+        cmd = self.command(1)
+        self.assertIn("pc,accel=tcg", cmd)
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "1,sockets=1")
+        self.assertNotIn("-accel", cmd)
+
+    def test_two_cpus_run_in_threads_of_their_own_each_its_own_socket(self):
+        cmd = self.command(2)
+        self.assertEqual(cmd[cmd.index("-accel") + 1], "tcg,thread=multi")
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "2,sockets=2")
+        self.assertIn("rfm.cpus=2", cmd[cmd.index("-append") + 1].split())
+
+    def test_icount_keeps_one_cpu(self):
+        cmd = self.command(2, icount=True)
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "1,sockets=1")
+        self.assertIn("-icount", cmd)
+
+
+class PreemptModel(unittest.TestCase):
+    def test_the_model_built_in(self):
+        self.assertEqual(qemu.preempt_model("CONFIG_PREEMPT_NONE=y\n", ""), "none")
+        self.assertEqual(qemu.preempt_model("CONFIG_PREEMPT=y\nCONFIG_PREEMPTION=y\n", ""),
+                         "full")
+        self.assertEqual(qemu.preempt_model("CONFIG_PREEMPT_LAZY=y\nCONFIG_PREEMPT=y\n", ""),
+                         "lazy")
+        self.assertEqual(qemu.preempt_model("", ""), "")
+
+    def test_a_dynamic_kernel_takes_the_command_lines(self):
+        config = "CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n"
+        self.assertEqual(qemu.preempt_model(config, "quiet"), "dynamic-voluntary")
+        self.assertEqual(qemu.preempt_model(config, "a preempt=full b"), "dynamic-full")
+
+
+class KernelConfigs(unittest.TestCase):
+    def test_unset_is_the_build_of_before(self):
+        self.assertEqual(kernel_config("x86_64", "series"), targets.KERNEL_CONFIGS["x86_64"])
+        self.assertEqual(kernel_config("x86_64", "series").build_name, "x86_64")
+
+    def test_a_model_is_a_fragment_and_a_build_directory_of_its_own(self):
+        kc = kernel_config("x86_64", "series", "full")
+        self.assertEqual(kc.tiny_fragments[-1], "preempt-full.config")
+        self.assertEqual(kc.build_name, "x86_64-preempt-full")
+        for model in targets.PREEMPT_MODELS:
+            self.assertTrue((config.KCONFIG / ("preempt-%s.config" % model)).exists(), model)
+
+    def test_debians_dynamic_kernels_take_it_on_the_command_line(self):
+        self.assertEqual(kernel_config("x86_64", "distro", "full"),
+                         targets.KERNEL_CONFIGS["x86_64"])
+        self.assertEqual(preempt_append("distro", "full"), "preempt=full")
+        self.assertEqual(preempt_append("debian", "none"), "preempt=none")
+        self.assertEqual(preempt_append("series", "full"), "")
+        self.assertEqual(preempt_append("distro", None), "")
+
+    def test_every_tinyconfig_kernel_is_smp(self):
+        for name, kc in targets.KERNEL_CONFIGS.items():
+            wanted = kbuild.requested_symbols(kbuild.fragment_paths(kc))
+            if kc.arch == "arm64":
+                continue    # always SMP (arch/arm64/Kconfig)
+            self.assertEqual(wanted.get("CONFIG_SMP"), "y", name)
+
+
+class GuestCpus(unittest.TestCase):
+    def test_fewer_cpus_online_than_asked_fails_the_guest(self):
+        self.assertEqual(compare.cpus_missing(run_with_meta(cpus_asked=2, cpus_online=1)),
+                         "2 vCPU(s) asked, 1 online")
+        self.assertEqual(compare.cpus_missing(run_with_meta(cpus_asked=2, cpus_online=2)), "")
+
+    def test_a_run_that_does_not_say_is_not_judged(self):
+        self.assertEqual(compare.cpus_missing(run_with_meta()), "")
+
+
+class MutantCpus(unittest.TestCase):
+    def test_the_retry_mutant_needs_two_cpus(self):
+        m = mutate.parse_header(config.REPO / "tests" / "mutants"
+                                / "cmpxchg-changed-value-accepted.patch")
+        self.assertEqual(m.cpus, 2)
+        self.assertFalse(m.equivalent)
+        self.assertIn("smp.death_cmpxchg_races_waiters_bit", m.expect)
+
+    def test_a_bad_count_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "x.patch"
+            p.write_text("Rule: r\nExpect: a.b\nCpus: two\n\n--- a/f\n+++ b/f\n")
+            with self.assertRaises(mutate.Fatal):
+                mutate.parse_header(p)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -11,7 +11,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series matrix-smp smp-check matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short mutate-upstream
+.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series smp-check matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short mutate-smp merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short mutate-upstream
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -76,15 +76,12 @@ guest-selftest:
 matrix-check:
 	$(RFM) matrix-check
 
-## matrix-series, matrix-smp, matrix-x86_64: make check's matrices: the
-## series on the five x86 targets (in RFM_OUT), the same on two vCPUs each
-## (in RFM_OUT/smp); series, stock and mainline (7.3), with mainline's
-## futex selftests, on the x86_64 kernel's three ABIs (in RFM_OUT/x86_64)
+## matrix-series, matrix-x86_64: make check's matrices: the series on the
+## five x86 targets (in RFM_OUT); series, stock and mainline (7.3), with
+## mainline's futex selftests, on the x86_64 kernel's three ABIs (in
+## RFM_OUT/x86_64)
 matrix-series:
 	$(RFM) check --step matrix-series
-
-matrix-smp:
-	$(RFM) check --step matrix-smp
 
 ## smp-check: the whole SMP matrix: the series on the eight targets with
 ## two vCPUs each (CPUS=2; PREEMPT=full for full preemption, a kernel
@@ -192,7 +189,6 @@ fuzz:
 	$(RFM) fuzz
 
 ## fuzz-short, stress-short: make check's versions, on the series kernel
-## (stress-short on two vCPUs)
 fuzz-short:
 	$(RFM) check --step fuzz-short
 
@@ -240,15 +236,21 @@ lava-check:
 mutate:
 	$(RFM) mutate
 
-## mutate-short: make check's version: four mutants of the catalogue
-## (the walk, the compat arithmetic, get_robust_list(), the walk's cmpxchg
-## retry), cheap to rebuild, on the x86_64 kernel's three ABIs, two vCPUs
+## mutate-short: make check's version: three mutants of the catalogue
+## (the walk, the compat arithmetic, get_robust_list()), cheap to rebuild,
+## on the x86_64 kernel's three ABIs; mutate-smp: the walk's cmpxchg
+## retry dropped, a race only two vCPUs run, on x86_64
 mutate-short:
 	$(RFM) check --step mutate-short
 
-## coverage: the series on a gcov kernel per x86 config; which lines and
-## branches it adds the suites reach; fails on an added line not reached
-## unless docs/coverage.md names it. out/coverage/: coverage.txt, html/
+mutate-smp:
+	$(RFM) check --step mutate-smp
+
+## coverage: the series on a gcov kernel per x86 config, its guests on two
+## vCPUs (CPUS=2 unless given: the walk's cmpxchg retry is a race on two
+## CPUs); which lines and branches it adds the suites reach; fails on an
+## added line not reached unless docs/coverage.md names it.
+## out/coverage/: coverage.txt, html/
 coverage:
 	$(RFM) coverage
 

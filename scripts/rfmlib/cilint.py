@@ -31,7 +31,7 @@ from .targets import KERNEL_CONFIGS, TARGETS
 ACTIONLINT = config.REPO / "scripts" / "actionlint.cjs"
 # What make matrix-check boots in each shard (the CI files' KERNELS).
 CI_KERNELS = ("series", "stock", "baseline")
-SCHEDULED_ONLY = {"interrupt-check", "mutants", "check-arm", "x86-whole", "mainline"}
+SCHEDULED_ONLY = {"interrupt-check", "mutants", "check-arm", "x86-whole", "mainline", "smp"}
 
 
 def tools():

@@ -267,7 +267,7 @@ KNOBS = (
     Knob("CPUS", positive, "1",
          "vCPUs of each guest (QEMU -smp, multi-threaded TCG; every kernel is SMP); "
          "-icount boots (bench, perf-gate) keep one: instruction counts are exact only "
-         "on one vCPU", BOOTS + ("lava",)),
+         "on one vCPU", BOOTS + ("lava",), per_command=(("coverage", "2"),)),
     Knob("PREEMPT", one_of(*_targets.PREEMPT_MODELS), None,
          "the kernels' preemption model: " + ", ".join(_targets.PREEMPT_MODELS)
          + " (kconfig/preempt-MODEL.config; preempt= on Debian's PREEMPT_DYNAMIC kernels)",

@@ -49,7 +49,6 @@ struct round {
 	pid_t tid;		/* the owner's */
 	int ready;		/* the owner holds the lock */
 	int go;			/* the owner may exit */
-	int entering;		/* the waiter is about to call FUTEX_WAIT */
 	int spin;		/* the owner's delay before it exits */
 	long wait_ret;		/* the waiter's FUTEX_WAIT: 0 or -errno */
 	int waiter_set_bit;	/* its cmpxchg set FUTEX_WAITERS */
@@ -176,7 +175,6 @@ static void *waiter_main(void *arg)
 	r->waiter_set_bit = __atomic_compare_exchange_n(&r->lock.futex, &v,
 							v | FUTEX_WAITERS, 0,
 							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	store(&r->entering, 1);
 	if (r->waiter_set_bit) {
 		long ret = rfm_futex_wait(&r->lock.futex, v | FUTEX_WAITERS, WAIT_MS);
 
@@ -234,7 +232,7 @@ static int death_wakes_waiter_entering_wait(void)
 #define SIGNAL_PC(uc)		((unsigned long)(uc)->uc_mcontext.gregs[REG_EIP])
 #else
 #define HAVE_VDSO_UNLOCK	0
-#define SIGNAL_PC(uc)		0UL
+#define SIGNAL_PC(uc)		((void)(uc), 0UL)
 #endif
 
 #define FIXUP_SIGNALS	5000

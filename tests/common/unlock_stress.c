@@ -35,9 +35,10 @@
  * *_without_parking cases: no unlock waits anywhere, and the killer, on
  * the other CPU, stops a worker wherever its signal lands, as a fault or
  * an OOM kill would; the reuse that makes a released word hold a dead
- * TID again is another worker on the other CPU, at the same time. A
- * holder works a while (a spin) half the time, so that others wait and
- * the contended unlock's FUTEX_WAKE, inside the classic window, runs.
+ * TID again is another worker on the other CPU, at the same time, and
+ * in place (free_object()). A holder works a while (a spin) half the time, so that others wait and
+ * the contended unlock's FUTEX_WAKE, inside the classic window, runs;
+ * and every other kill picks one of the workers in an unlock, if any.
  *
  * The classic mutex must be seen corrupting memory: that is the hazard,
  * and it shows the stress can find it (in 1 to 15 rounds of 100, on
@@ -60,7 +61,7 @@
 #define STRESS_SECONDS_KEY	"rfm.stress_seconds="	/* make stress */
 #define ROUND_S		10	/* a round that takes longer is stuck */
 #define LOCK_TIMEOUT_MS	5000	/* no lock is held for more than a few yields */
-#define UNPARKED_CONTROL_S	90	/* the unparked control's search, at most */
+#define UNPARKED_CONTROL_S	120	/* the unparked control's search, at most */
 #define WORK_SPINS	4096	/* unparked: a holder's work, at most */
 
 struct object {			/* at the start of its own page */
@@ -84,6 +85,7 @@ struct worker {
 	int started;		/* mt.tid is valid: it may be killed */
 	int parked;		/* in park(): off the CPU at an exposed point */
 	int busy;		/* claiming, or using a claimed reference */
+	int unlocking;		/* in rfm_mutex_unlock() */
 	unsigned int seed;
 };
 
@@ -131,15 +133,21 @@ static void park(struct rfm_mutex_thread *t)
 	__atomic_store_n(&w->parked, 0, __ATOMIC_SEQ_CST);
 }
 
-/* The last reference is gone: unmap the page, map a new one in its place. */
+/*
+ * The last reference is gone: unmap the page and map a new one in its
+ * place; without parking, reuse the memory at once, as malloc hands a
+ * freed chunk to its next caller: a dying unlocker's exit walk is a
+ * system call away, and a reuse through two more would come after it.
+ */
 static void free_object(int i, uint32_t prev_unlocker)
 {
 	void *p = object(i);
 
 	__atomic_store_n(&st.slot[i].state, SLOT_FREEING, __ATOMIC_SEQ_CST);
-	if (munmap(p, st.page) ||
-	    mmap(p, st.page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != p) {
+	if (st.parking &&
+	    (munmap(p, st.page) ||
+	     mmap(p, st.page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != p)) {
 		count(&st.t.errors);
 		return;
 	}
@@ -187,7 +195,9 @@ static void use(struct worker *w, int i)
 	o->last_unlocker = w->mt.tid;
 	last = --o->users == 0;
 	count(&st.t.uses);
+	__atomic_store_n(&w->unlocking, 1, __ATOMIC_SEQ_CST);
 	rfm_mutex_unlock(&w->mt, &o->lock);
+	__atomic_store_n(&w->unlocking, 0, __ATOMIC_SEQ_CST);
 	if (last)
 		free_object(i, prev);
 }
@@ -233,18 +243,21 @@ static int start_worker(struct worker *w)
 }
 
 /*
- * Kill a random worker, one of those parked every other time, wait for
+ * Kill a random worker, every other time one of those parked (or,
+ * without parking, of those in an unlock: the signal, sent from the
+ * other CPU, lands wherever the worker has got to by then), wait for
  * its exit and start another: 1. None to kill: 0, no kill this time.
  */
 static int kill_one(unsigned int *seed)
 {
-	int only_parked = rand_r(seed) % 2 && st.parking, n = 0;
+	int picky = rand_r(seed) % 2, n = 0;
 	struct worker *can[WORKERS], *w;
 
 	for (int i = 0; i < WORKERS; i++) {
 		w = &st.worker[i];
 		if (__atomic_load_n(&w->started, __ATOMIC_SEQ_CST) &&
-		    (!only_parked || __atomic_load_n(&w->parked, __ATOMIC_SEQ_CST)))
+		    (!picky || __atomic_load_n(st.parking ? &w->parked : &w->unlocking,
+					       __ATOMIC_SEQ_CST)))
 			can[n++] = w;
 	}
 	if (!n)

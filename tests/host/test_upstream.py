@@ -169,6 +169,17 @@ class FixedCases(unittest.TestCase):
             "deviations-upstream.txt names death.race, which the matrix does not have",
             "deviations-upstream.txt names death.compat@i386, which the matrix does not have"])
 
+    def test_a_case_both_kernels_skip_is_not_judged_there(self):
+        # A case that needs two CPUs, on guests with one.
+        rows, failures = self.verdict(
+            {"death.exec_smp": cells("SKIP", "SKIP"), "death.exec_a": cells("SKIP", "FAIL")},
+            {"death.exec_smp": cells("SKIP", "SKIP"), "death.exec_a": cells("SKIP", "PASS")})
+        self.assertEqual([f for f in failures if "death.exec" in f], [])
+        self.assertEqual(rows[0], ["death.exec_a", "FAIL on 1 target(s)", "PASS on 1 target(s)",
+                                   "ok"])
+        self.assertEqual(rows[1], ["death.exec_smp", "skipped by both on 2 target(s)",
+                                   "skipped by both on 2 target(s)", "not run"])
+
     def test_a_matrix_without_mainline_fix_is_an_error(self):
         m = matrix({}, {})
         m["kernels"]["mainline-fix"] = {"available": False, "reason": "not built"}

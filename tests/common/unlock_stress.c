@@ -38,7 +38,8 @@
  * TID again is another worker on the other CPU, at the same time, and
  * in place (free_object()). A holder works a while (a spin) half the time, so that others wait and
  * the contended unlock's FUTEX_WAKE, inside the classic window, runs;
- * and every other kill picks one of the workers in an unlock, if any.
+ * every other kill picks one of the workers in an unlock, if any; and
+ * workers do not yield between uses.
  *
  * The classic mutex must be seen corrupting memory: that is the hazard,
  * and it shows the stress can find it (in 1 to 15 rounds of 100, on
@@ -221,7 +222,14 @@ static void *worker_main(void *arg)
 		    claim(&st.slot[i]))
 			use(w, i);
 		__atomic_store_n(&w->busy, 0, __ATOMIC_SEQ_CST);
-		sched_yield();
+		/*
+		 * Parked, yield between uses; unparked, go on as a busy
+		 * program's threads do: on a slow kernel (the debug one) a
+		 * yield each time leaves a worker in the kernel nearly all
+		 * the time, where no kill lands in an unlock's window.
+		 */
+		if (st.parking)
+			sched_yield();
 	}
 	return NULL;
 }

@@ -36,11 +36,10 @@ too, and make host-test runs its modules two at a time (1 min 04 s to
 about 40 s cold). Measured again in one run, that was still 41 min 26 s
 (the machine's pace varies by a minute between cold runs): mutate-smp
 (1 min 57 s) and lava-check-short (37 s), the last two steps, went to
-the schedule as well,
-whose smp job plants the retry mutant on the eight targets and whose
-x86-whole job runs make lava-check on the five x86 ones. The 38 min
-52 s that run took to the end of upstream-check-short is make check's
-cold time now.
+the schedule as well, whose smp job plants the retry mutant on the
+eight targets and whose x86-whole job runs make lava-check on the five
+x86 ones. The 38 min 52 s that run took to the end of
+upstream-check-short is make check's cold time now.
 """
 from dataclasses import dataclass
 

@@ -85,8 +85,7 @@ def job(g, kernel_url, ramdisk_url):
     arch = config_arch(t)
     run_minutes = math.ceil((g.run_timeout or knobs.get("RUN_TIMEOUT")) / 60)
     context = {"arch": arch, "no_kvm": True, "memory": memory_mb(knobs.get("GUEST_MEM"))}
-    cpus = qemu.guest_cpus(g.icount)
-    options = ["-smp %s" % qemu.smp_arg(cpus), "-no-reboot"]
+    options = ["-smp %s" % qemu.smp_arg(g.cpus), "-no-reboot"]
     if arch == "x86_64":
         # The template gives x86_64 no -cpu or -machine of its own.
         options = ["-machine %s,accel=tcg" % t.machine, "-cpu %s" % t.cpu] + options
@@ -95,7 +94,7 @@ def job(g, kernel_url, ramdisk_url):
     context["extra_options"] = options
     append = " ".join(a for a in ("quiet", g.append) if a)
     cmdline = qemu.kernel_command_line(t, g.mode, "lab", results_port=t.console, append=append,
-                                       cpus=cpus,
+                                       cpus=g.cpus,
                                        preempt=qemu.kernel_preempt(g.image / "bzImage", append))
     return {
         "device_type": "qemu",

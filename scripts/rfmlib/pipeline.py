@@ -26,7 +26,7 @@ from pathlib import Path
 from . import (compare, config, guest, kbuild, knobs, kselftest, ktap, prebuilt, procs, qemu,
                tree)
 from .log import Usage, progress
-from .targets import (KERNEL_VARIANTS, kernel_append, kernel_coverage,
+from .targets import (KERNEL_VARIANTS, guest_cpus, kernel_append, kernel_coverage,
                       preempt_append, variant_configs, variant_slot, variant_tree)
 
 
@@ -56,10 +56,14 @@ class Guest:
     boot_timeout: int = None
     run_timeout: int = None
     coverage: bool = False   # write the kernel's gcov counters out
+    cpus: int = 1            # vCPUs (QEMU -smp)
 
 
 class LocalQemu:
-    """The guests boot here, in QEMU, up to `jobs` at a time."""
+    """The guests boot here, in QEMU, using up to `jobs` host threads at a
+    time: a guest of N vCPUs runs N threads under multi-threaded TCG and
+    takes N of them (all `jobs`, if it has more), so that its vCPUs
+    really run at once. Guests start in the order given."""
     name = "qemu"
 
     def __init__(self, accel, jobs):
@@ -67,12 +71,16 @@ class LocalQemu:
 
     def run(self, guests, ended):
         """Boot `guests`; ended(guest, qemu.Boot) as each one ends."""
-        def one(g):
-            ended(g, qemu.boot(g.target, g.image / "bzImage", g.initrd, g.out, self.accel,
-                               mode=g.mode, boot_timeout=g.boot_timeout,
-                               run_timeout=g.run_timeout, append=g.append, icount=g.icount,
-                               coverage=g.coverage))
-        procs.parallel(one, guests, self.jobs)
+        slots = procs.Slots(self.jobs)
+
+        def one(item):
+            turn, g = item
+            with slots.taken(turn, min(g.cpus, self.jobs)):
+                ended(g, qemu.boot(g.target, g.image / "bzImage", g.initrd, g.out, self.accel,
+                                   mode=g.mode, boot_timeout=g.boot_timeout,
+                                   run_timeout=g.run_timeout, append=g.append,
+                                   icount=g.icount, coverage=g.coverage, cpus=g.cpus))
+        procs.parallel(one, list(enumerate(guests)), self.jobs)
 
 
 def load_guest_run(d, target_name, status, seconds, detail, programs):
@@ -208,9 +216,8 @@ class Pipeline:
             k, t = booted[0]
             accel = qemu.choose_accel(t, self.images[(k, t.kconfig)] / "bzImage",
                                       self.initrds[t.userland][0])
-        # A guest of CPUS vCPUs runs CPUS host threads: JOBS counts threads,
-        # so that two vCPUs of a guest really run at the same time.
-        return LocalQemu(accel, jobs or max(1, config.jobs() // qemu.guest_cpus(icount)))
+        # JOBS counts host threads; each guest takes one per vCPU.
+        return LocalQemu(accel, jobs or config.jobs())
 
     def guest(self, kernel, t, out, image=None, append="", **how):
         """The Guest that boots `kernel` (or the build dir `image`, in the
@@ -222,7 +229,9 @@ class Pipeline:
                      append=" ".join(a for a in (append, kernel_append(kernel),
                                                  preempt_append(kernel, knobs.get("PREEMPT")))
                                      if a),
-                     coverage=kernel_coverage(kernel), **how)
+                     coverage=kernel_coverage(kernel),
+                     cpus=1 if how.get("icount") else guest_cpus(kernel, knobs.get("CPUS")),
+                     **how)
 
     def guests(self, out, kernels=None, append="", **how):
         """Every (kernel, target) of the pipeline, or of `kernels`."""

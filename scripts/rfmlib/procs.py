@@ -16,8 +16,9 @@ runs) gets the death signal alone: make and QEMU end at once, a compiler
 make had started finishes its file first; the lock they inherited keeps
 the next run waiting until then.
 """
-import os
 import concurrent.futures
+import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -172,6 +173,34 @@ def parallel(fn, items, jobs):
                 f.cancel()
             stop_all()
             raise
+
+
+class Slots:
+    """`total` slots (host threads) shared by workers that take several
+    at once, handed out in turn order (0, 1, 2, ...) so that a worker
+    wanting many is not passed over for ever by workers wanting few."""
+
+    def __init__(self, total):
+        self.free, self.turn = total, 0
+        self._cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def taken(self, turn, count):
+        """Hold `count` slots, once every earlier turn has taken its own."""
+        with self._cond:
+            while not (self.turn == turn and self.free >= count):
+                if _stopping.is_set():
+                    raise Interrupted("the run is being stopped")
+                self._cond.wait(0.5)
+            self.free -= count
+            self.turn += 1
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.free += count
+                self._cond.notify_all()
 
 
 def _interrupt(signum, _frame):

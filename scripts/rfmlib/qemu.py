@@ -107,12 +107,6 @@ def kernel_command_line(target, mode, accel, append="", icount=False, results_po
         "rfm.coverage=/dev/%s" % target.coverage_port if coverage else "", append) if a)
 
 
-def guest_cpus(icount):
-    """CPUS=, or one under -icount: QEMU counts instructions on one vCPU
-    thread only, and the counts are exact only there."""
-    return 1 if icount else knobs.get("CPUS")
-
-
 def smp_arg(cpus):
     """-smp's value: each vCPU a socket of its own. The x86 kernels have no
     ACPI, so they find their CPUs in SeaBIOS's MP table, which lists one
@@ -164,11 +158,14 @@ def kernel_preempt(kernel, append):
 
 
 def qemu_command(target, kernel, initrd, accel, mode, console, results, append="",
-                 icount=False, coverage=None):
+                 icount=False, coverage=None, cpus=1):
     """icount: count instructions instead of time (TCG only); coverage:
-    the file the guest's gcov counters go to (make coverage), or None."""
+    the file the guest's gcov counters go to (make coverage), or None;
+    cpus: the guest's vCPUs (one under -icount: QEMU counts instructions
+    exactly on one vCPU thread only)."""
     initrd = guest.initrd_for(Path(kernel).parent, initrd)    # + its modules
-    cpus = guest_cpus(icount)
+    if icount and cpus != 1:
+        raise ValueError("-icount counts exactly on one vCPU, not %d" % cpus)
     cmd = [target.qemu] + accel_args(target, accel, cpus) + [
            "-cpu", target.cpu, "-m", knobs.get("GUEST_MEM"), "-smp", smp_arg(cpus),
            "-nodefaults", "-no-reboot", "-display", "none",
@@ -196,7 +193,8 @@ def _results_started(path):
 
 
 def boot(target, kernel, initrd, outdir, accel, mode="tests",
-         boot_timeout=None, run_timeout=None, append="", icount=False, coverage=False):
+         boot_timeout=None, run_timeout=None, append="", icount=False, coverage=False,
+         cpus=1):
     boot_timeout = boot_timeout or knobs.get("BOOT_TIMEOUT")
     run_timeout = run_timeout or knobs.get("RUN_TIMEOUT")
     outdir.mkdir(parents=True, exist_ok=True)
@@ -208,7 +206,7 @@ def boot(target, kernel, initrd, outdir, accel, mode="tests",
     if icount and accel != "tcg":
         raise ValueError("-icount needs TCG, not %s" % accel)
     cmd = qemu_command(target, kernel, initrd, accel, mode, console, results, append,
-                       icount=icount, coverage=gcov)
+                       icount=icount, coverage=gcov, cpus=cpus)
     (outdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
     start = time.monotonic()
     stderr = open(outdir / "qemu.stderr", "w")

@@ -2,6 +2,7 @@
 from . import deps, guest, knobs, procs, qemu
 from .log import Fatal
 from .pipeline import Pipeline, libc_mode
+from .targets import guest_cpus
 
 
 def cmd_shell(_args):
@@ -15,7 +16,8 @@ def cmd_shell(_args):
     p.build_initramfs()
     cpio, _ = p.initrds[t.userland]
     cmd = qemu.qemu_command(t, p.images[(kernel, t.kconfig)] / "bzImage", cpio,
-                            knobs.get("ACCEL"), "shell", None, None)
+                            knobs.get("ACCEL"), "shell", None, None,
+                            cpus=guest_cpus(kernel, knobs.get("CPUS")))
     print("Booting %s/%s; the tests are in /tests; `exit` powers off; "
           "Ctrl-a x quits QEMU." % (kernel, t.name), flush=True)
     return procs.wait(procs.popen(cmd, group=False))   # QEMU reads the terminal

@@ -301,7 +301,9 @@ KERNEL_VARIANTS = {
                "about": "Debian's tree with patches/series applied"},
     "stock": {"role": REFERENCE, "patches": "none",
               "about": "Debian's linux-source-6.1 as shipped"},
-    "baseline": {"role": CONTROL, "patches": "first",
+    # Two vCPUs at least: its death cases must all run to show they can
+    # fail, and three of them are races that skip on one CPU.
+    "baseline": {"role": CONTROL, "patches": "first", "min_cpus": 2,
                  "about": "negative control: only the removal patch 0001"},
     # The series with lockdep, atomic-sleep and lockup checks, and KASAN
     # where the arch has it: for hostile lists and concurrent deaths
@@ -541,6 +543,12 @@ def comparisons(kernels):
 def kernel_coverage(kernel):
     """Does this kernel variant write its gcov counters out (make coverage)?"""
     return bool(KERNEL_VARIANTS.get(kernel, {}).get("coverage"))
+
+
+def guest_cpus(kernel, asked):
+    """The vCPUs a guest of `kernel` boots with: CPUS= (`asked`), or more
+    where the variant needs more for its cases to run at all."""
+    return max(asked, KERNEL_VARIANTS.get(kernel, {}).get("min_cpus", 1))
 
 
 def kernel_append(kernel):

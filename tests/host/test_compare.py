@@ -278,6 +278,17 @@ class NegativeControl(unittest.TestCase):
         self.assertIs(result["ok"], False)
         self.assertEqual(result["detail"], "smoke.death_one_lock on i386 is PASS")
 
+    def test_a_death_case_the_control_skips_is_unproven(self):
+        # The SMP death cases skip on one CPU: the control never showed
+        # they can fail, so the rule does not hold.
+        rows = self.baseline_rows(i386=util.edited(
+            "i386", "baseline/i386", "not ok 3 death_one_lock",
+            "ok 3 death_one_lock # SKIP 1 CPU(s) online: the race needs 2 (CPUS=2)"))
+        result = self.results(rows)["*.death_* FAIL"]
+        self.assertIs(result["ok"], False)
+        self.assertEqual(result["detail"], "smoke.death_one_lock on i386 is SKIP (1 CPU(s) "
+                         "online: the race needs 2 (CPUS=2)): unproven")
+
     def test_obs_rule_violated_on_a_working_kernel(self):
         result = self.results(compare.compare_targets(
             util.complete_runs(), TARGETS))[

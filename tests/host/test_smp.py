@@ -2,11 +2,13 @@
 reach QEMU, the kernel builds and the guest's report."""
 import os
 import tempfile
+import threading
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import compare, config, kbuild, ktap, mutate, qemu, targets
+from rfmlib import compare, config, kbuild, ktap, mutate, pipeline, procs, qemu, targets
 from rfmlib.targets import kernel_config, preempt_append
 
 
@@ -21,9 +23,8 @@ def run_with_meta(**meta):
 class Qemu(unittest.TestCase):
     def command(self, cpus, icount=False):
         t = targets.target("x86_64")
-        with mock.patch.dict(os.environ, {"CPUS": str(cpus)}):
-            return qemu.qemu_command(t, "/nonexistent/bzImage", "/nonexistent/i.cpio", "tcg",
-                                     "tests", "c.log", "r.ktap", icount=icount)
+        return qemu.qemu_command(t, "/nonexistent/bzImage", "/nonexistent/i.cpio", "tcg",
+                                 "tests", "c.log", "r.ktap", icount=icount, cpus=cpus)
 
     def test_one_cpu_is_the_command_line_of_before(self):
         cmd = self.command(1)
@@ -37,10 +38,63 @@ class Qemu(unittest.TestCase):
         self.assertEqual(cmd[cmd.index("-smp") + 1], "2,sockets=2")
         self.assertIn("rfm.cpus=2", cmd[cmd.index("-append") + 1].split())
 
-    def test_icount_keeps_one_cpu(self):
-        cmd = self.command(2, icount=True)
+    def test_icount_counts_on_one_cpu_only(self):
+        cmd = self.command(1, icount=True)
         self.assertEqual(cmd[cmd.index("-smp") + 1], "1,sockets=1")
         self.assertIn("-icount", cmd)
+        with self.assertRaises(ValueError):
+            self.command(2, icount=True)
+
+
+class GuestVcpus(unittest.TestCase):
+    """Each guest's vCPUs: CPUS=, the variant's minimum, one under -icount."""
+
+    def guests(self, kernels, cpus, **how):
+        p = pipeline.Pipeline(kernels, (targets.target("x86_64"),))
+        p.initrds = {"lp64": (Path("/i.cpio"), ())}
+        p.images = {(k, "x86_64"): Path("/k") for k in kernels}
+        with mock.patch.dict(os.environ, {"CPUS": str(cpus)}):
+            return {g.kernel: g.cpus for g in p.guests(Path("/out"), **how)}
+
+    def test_the_negative_control_runs_its_races_on_two_cpus(self):
+        self.assertEqual(self.guests(("series", "stock", "baseline"), 1),
+                         {"series": 1, "stock": 1, "baseline": 2})
+        self.assertEqual(self.guests(("series", "baseline"), 3), {"series": 3, "baseline": 3})
+
+    def test_icount_boots_one_cpu_whatever_the_variant(self):
+        self.assertEqual(self.guests(("baseline",), 2, icount=True), {"baseline": 1})
+
+
+class Slots(unittest.TestCase):
+    """LocalQemu's host threads: a guest of two vCPUs takes two."""
+
+    def test_guests_start_in_turn_and_never_overbook_the_threads(self):
+        slots, lock, held, most, order = procs.Slots(2), threading.Lock(), [0], [0], []
+
+        def one(item):
+            turn, need = item
+            with slots.taken(turn, need):
+                with lock:
+                    held[0] += need
+                    most[0] = max(most[0], held[0])
+                    order.append(turn)
+                time.sleep(0.02)
+                with lock:
+                    held[0] -= need
+        procs.parallel(one, list(enumerate((1, 2, 1, 1, 2, 1))), 2)
+        self.assertEqual(most[0], 2)
+        self.assertEqual(order, [0, 1, 2, 3, 4, 5])
+
+    def test_a_stopped_run_releases_the_waiters(self):
+        slots = procs.Slots(1)
+        with slots.taken(0, 1):
+            procs._stopping.set()
+            try:
+                with self.assertRaises(procs.Interrupted):
+                    with slots.taken(1, 1):
+                        pass
+            finally:
+                procs._stopping.clear()
 
 
 class PreemptModel(unittest.TestCase):

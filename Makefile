@@ -5,13 +5,14 @@
 export KERNELS TARGETS EXTRA V ACCEL JOBS TARGET KERNEL RFM_CACHE RFM_OUT KSRC
 export LIBC PROGRAM_TIMEOUT
 export FUZZ_ITERATIONS FUZZ_SECONDS FUZZ_SEED STRESS_SECONDS
-export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT SAMPLE BISECT_FROM
+export BZIMAGE BZIMAGE32 BZIMAGE_CONFIG MUTANTS MUTANT MUTANT_SHARD SAMPLE BISECT_FROM
+export JOB CI_STARTED CI_MINUTES
 export DEPS_FOR DEBIAN_MIRROR DEBIAN_SECURITY_MIRROR
 export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series smp-check matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short mutate-smp merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short mutate-upstream
+.PHONY: check-all check-next mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series smp-check matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short mutate-smp merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short mutate-upstream
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -22,6 +23,18 @@ run:
 ## below run one step alone
 check:
 	$(RFM) check
+
+## check-all: CI's schedule, everything make check leaves out, job by job
+## (scripts/rfmlib/steps.py, SCHEDULE; JOB=a,b for some), each in
+## RFM_OUT/schedule/JOB, then a table of each job's result and time
+check-all:
+	$(RFM) check-all
+
+## check-next: the one job of the schedule whose turn it is (by the commit
+## count of HEAD; JOB= to choose), if its stated time fits in what is left
+## of CI's 90 minutes since CI_STARTED (what .ci/run runs after make check)
+check-next:
+	$(RFM) check-all --next
 
 ## deps-arm, abi-arm, matrix-check-arm, lava-check-arm: its steps alone
 deps-arm:

@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 
-from . import atomic, config, deps, procs
+from . import atomic, config, deps, procs, steps
 from .log import Fatal
 from .tables import format_table
 from .targets import KERNEL_CONFIGS, TARGETS
@@ -31,7 +31,10 @@ from .targets import KERNEL_CONFIGS, TARGETS
 ACTIONLINT = config.REPO / "scripts" / "actionlint.cjs"
 # What make matrix-check boots in each shard (the CI files' KERNELS).
 CI_KERNELS = ("series", "stock", "baseline")
-SCHEDULED_ONLY = {"interrupt-check", "mutants", "check-arm", "x86-whole", "mainline", "smp"}
+# What a scheduled pipeline adds: a job per job of CI's schedule that
+# stands alone (parallel: matrix), and the merge of their matrices.
+SCHEDULED_ONLY = {"schedule: [%s]" % j.name for j in steps.SCHEDULE if j.rotates} | {
+    "schedule-merge"}
 
 
 def tools():

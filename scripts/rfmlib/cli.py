@@ -50,6 +50,8 @@ COMMANDS = (
     ("shell", shell.cmd_shell, "a shell in one guest (TARGET, KERNEL)"),
     ("check", checkrun.cmd_check, "the tests: make check's steps, timed (steps.py)"),
     ("check-arm", checkrun.cmd_check_arm, "the ARM side of the tests (steps.py)"),
+    ("check-all", checkrun.cmd_check_all, "CI's schedule, job by job (steps.SCHEDULE); "
+     "--next: the job whose turn it is, if CI's time allows"),
     ("deps", deps.cmd_deps, "install and download what DEPS_FOR's commands need"),
     ("repin", tree.cmd_repin, "pin the newest linux-source-6.1 the series applies to"),
     ("host-tests", selftest.cmd_host_tests, "the driver's unit tests"),
@@ -98,6 +100,8 @@ def parser():
                              help="print what DEPS_FOR's commands need, install nothing")
     for name in ("check", "check-arm"):
         cmd[name].add_argument("--step", metavar="NAME", help="only this step")
+    cmd["check-all"].add_argument("--next", action="store_true",
+                                  help="only the job whose turn it is (what .ci/run runs)")
     cmd["knobs"].add_argument("--check", metavar="COMMAND")
     cmd["knobs"].add_argument("--markdown", action="store_true",
                               help="as docs/knobs.md shows it")

@@ -187,7 +187,7 @@ def needs_of(command, targets=None):
         found = []
         for s in steps.TABLES[command]:
             own = s.setting("TARGETS")
-            found += needs_of(s.command, knobs.target_list(own) if own else targets)
+            found += needs_of(s.needs_of, knobs.target_list(own) if own else targets)
         return _unique(found)
     return _unique([n for n in NEEDS if _applies(n, command, _targets_of(command, targets))])
 

@@ -16,10 +16,12 @@ means the default (the Makefile exports some knobs empty when unset).
 """
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import bzimage as _bzimage
+from . import steps as _steps
 from . import tables
 from . import targets as _targets
 from .log import Usage, warn
@@ -32,10 +34,10 @@ BOOTS = ("run", "matrix-check", "check", "shell", "guest-selftest", "bench", "fu
 MATRIX = ("run", "matrix-check", "check")
 BUILDS = BOOTS + ("kernels", "abi", "sparse", "lava")
 ALL = BUILDS + ("report", "checkpatch", "deps", "host-tests", "merge", "cache-key",
-                "lava-import", "ci-check", "check-arm", "repin")
+                "lava-import", "ci-check", "check-arm", "repin", "check-all")
 # Those that read Debian's archive (the kernel tree, busybox, Debian's
 # kernels and lava-server come through the project's own apt).
-DOWNLOADS = BUILDS + ("deps", "checkpatch", "host-tests", "repin", "check-arm")
+DOWNLOADS = BUILDS + ("deps", "checkpatch", "host-tests", "repin", "check-arm", "check-all")
 
 
 class BadValue(ValueError):
@@ -95,14 +97,34 @@ def target_list(text):
 
 
 def command_list(text):
-    """DEPS_FOR: rfm commands, or a table of steps (check, check-arm)."""
+    """DEPS_FOR: rfm commands, or tables of steps (check, check-arm, a job
+    of CI's schedule)."""
     names = [w for w in text.replace(",", " ").split() if w]
-    unknown = [w for w in names if w not in ALL]
+    unknown = [w for w in names if w not in ALL and w not in _steps.TABLES]
     if not names or unknown:
-        raise BadValue("%s; known: %s" % ("unknown command(s) %s" % ", ".join(unknown)
-                                          if unknown else "names no command",
-                                          ", ".join(sorted(set(ALL)))))
+        raise BadValue("%s; known: %s; or a job of the schedule (make check-all)" % (
+            "unknown command(s) %s" % ", ".join(unknown) if unknown else "names no command",
+            ", ".join(sorted(set(ALL)))))
     return tuple(names)
+
+
+def job_list(text):
+    """JOB: jobs of CI's schedule (steps.SCHEDULE), comma separated."""
+    names = [w for w in text.replace(",", " ").split() if w]
+    known = [j.name for j in _steps.SCHEDULE]
+    unknown = [w for w in names if w not in known]
+    if not names or unknown:
+        raise BadValue("%s; the jobs: %s" % ("no job %s" % ", ".join(unknown) if unknown
+                                              else "names no job", ", ".join(known)))
+    return tuple(names)
+
+
+def shard(text):
+    """MUTANT_SHARD: K/N, the K-th of N parts."""
+    k, slash, n = text.partition("/")
+    if not (slash and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise BadValue("want K/N with 1 <= K <= N (the K-th of N parts)")
+    return int(k), int(n)
 
 
 def mirror(text):
@@ -307,6 +329,18 @@ KNOBS = (
          "make mutate: the mutant catalogue", ("mutate", "check"), shown="tests/mutants"),
     Knob("MUTANT", text_value, None, "make mutate: only these mutants, comma separated",
          ("mutate", "mutate-gen", "check"), shown="all"),
+    Knob("MUTANT_SHARD", shard, None,
+         "make mutate, mutate-gen: K/N runs the K-th of N equal parts of the catalogue "
+         "(every N-th mutant in build order, from the K-th), for jobs that must fit a time",
+         ("mutate", "mutate-gen"), shown="the whole catalogue"),
+    Knob("JOB", job_list, None, "make check-all: only these jobs of CI's schedule; make "
+         "check-next: this job, not the one whose turn it is", ("check-all",),
+         shown="every job (check-next: the one whose turn it is)"),
+    Knob("CI_STARTED", whole(0), lambda: str(int(time.time())),
+         "make check-next: when CI's run began (seconds since the epoch; .ci/run sets it)",
+         ("check-all",), shown="now"),
+    Knob("CI_MINUTES", positive, "90", "make check-next: CI's limit for the whole run",
+         ("check-all",)),
     Knob("SAMPLE", positive, None,
          "make mutate-gen: a fixed sample of N generated mutants",
          ("mutate-gen", "check"), shown="all"),
@@ -319,7 +353,7 @@ KNOBS = (
          "logs, NAME.log for job NAME.yaml", ("lava-import",), shown="<RFM_OUT>/lava/logs"),
     Knob("DEPS_FOR", command_list, "check",
          "make deps: the commands whose packages it installs and downloads (rfm command "
-         "names, or check, check-arm)", ("deps",)),
+         "names, or check, check-arm, a job of CI's schedule)", ("deps",)),
     Knob("DEBIAN_MIRROR", mirror, "http://deb.debian.org/debian",
          "the Debian mirror the project's own apt downloads from (bookworm, "
          "bookworm-updates)", DOWNLOADS),

@@ -165,6 +165,16 @@ def load_catalogue(directory, only=""):
     return mutants
 
 
+def shard(mutants, part):
+    """The K-th of N parts of `mutants` (part = (K, N), or None: all):
+    every N-th in build order from the K-th, so that each part has its
+    share of the slow rebuilds."""
+    if part is None:
+        return mutants
+    k, n = part
+    return mutants[k - 1::n]
+
+
 def killers(matrix, kernel="series"):
     """Every sign in a matrix that the kernel under test is wrong:
     [{"case", "target", "why"}], empty for a green matrix."""
@@ -385,7 +395,8 @@ def cmd_mutate(_args):
     judge it with the matrix's comparer against the stock kernel."""
     deps.ensure()
     catalogue = knobs.get("MUTANTS").resolve()
-    mutants = load_catalogue(catalogue, (knobs.get("MUTANT") or ""))
+    mutants = shard(load_catalogue(catalogue, (knobs.get("MUTANT") or "")),
+                    knobs.get("MUTANT_SHARD"))
     out = config.out_dir() / "mutate"
     shutil.rmtree(out, ignore_errors=True)
     return run_mutants(catalogue, mutants, out)
@@ -428,7 +439,7 @@ def cmd_mutate_gen(_args):
     wanted = (knobs.get("MUTANT") or "")
     if not wanted and knobs.get("SAMPLE"):
         wanted = ",".join(mutgen.sample(made, knobs.get("SAMPLE")))
-    mutants = load_catalogue(catalogue, wanted)
+    mutants = shard(load_catalogue(catalogue, wanted), knobs.get("MUTANT_SHARD"))
     for m in mutants:
         m.equivalent = equivalents.get(m.name, ("", ""))[1]
     progress("mutate", "generated %d mutant(s) from %d file(s); running %d" % (

@@ -1,4 +1,4 @@
-"""make check and make check-arm: their steps, in one table each.
+"""make check, make check-arm and CI's schedule: their steps, in tables.
 
 `rfm check` runs a table's steps in order, each as its own `rfm COMMAND`
 with the knob settings the step names (the Makefile's `check` target and
@@ -8,48 +8,26 @@ the total against the budget, and stops at the first step that fails.
 command and targets from here. An "{out}" in a setting is RFM_OUT.
 
 make check is the x86 side and must fit CHECK_BUDGET cold on a quiet
-machine of two cores (README: "Measured"); what does not fit runs by its
-own command, on CI's schedule (docs/shards-and-ci.md): the ARM side
-(make check-arm); the negative control (a kernel from scratch, 6 min
-cold; make matrix-check), the i386 kernel's stock, exec window, sparse
-and perf gate (make matrix-check, exec-window-check, sparse, perf-gate
-on the five x86 targets); the whole mutant catalogues; bisect-check;
-interrupt-check.
-
-The coverage gate is in: the coverage kernels are incremental builds
-of the series' (kconfig/gcov-runtime.config), a minute or two cold.
-So is the second oracle on the x86_64 kernel: matrix-x86_64 holds the
-series against stock and mainline (Debian's 7.3, a kernel from scratch)
-with mainline's robust futex selftests on the three ABIs, and mainline
-with the mails of upstream/ (an incremental build of mainline's)
-against mainline, which upstream-check-short then judges; the i386 and
-ARM mainline kernels, and the other selftests, are make
-mainline-check's and make upstream-check's. To make room (45 min 34 s cold with it, 2026-12-06),
-exec-window-short and mutate-gen-short went to CI's schedule, whose
-make exec-window-check and make mutate-gen run them in full; and then
-perf-gate-short (40 min 33 s cold with it, 2026-12-06), whose make
-perf-gate, with mainline's column, is on the schedule too. Issue 38's
-SMP steps (coverage on two vCPUs, mutate-smp) and kernels took it to
-41 min 56 s cold (2026-12-06): mutate-short (2 min 38 s; make mutate on
-the schedule runs its three mutants among all the others) went there
-too, and make host-test runs its modules two at a time (1 min 04 s to
-about 40 s cold). Measured again in one run, that was still 41 min 26 s
-(the machine's pace varies by a minute between cold runs): mutate-smp
-(1 min 57 s) and lava-check-short (37 s), the last two steps, went to
-the schedule as well, whose smp job plants the retry mutant on the
-eight targets and whose x86-whole job runs make lava-check on the five
-x86 ones. The 38 min 52 s that run took to the end of
-upstream-check-short is make check's cold time now.
+machine of two cores (README: "Measured"; docs/timing.md has how each
+step came to be in or out). What does not fit is SCHEDULE: jobs that each
+fit what a cold make check leaves of CI's 90 minutes, so that .ci/run
+runs one of them after make check, in turn (make check-next), and make
+check-all runs them all (docs/schedule.md has their measured times).
 """
 from dataclasses import dataclass
 
 CHECK_BUDGET = 40 * 60      # seconds, cold, on a quiet 2-core machine
 
 
+# Programs a step may run besides scripts/rfm, and the rfm command whose
+# packages each needs (make deps).
+SCRIPTS = {"interrupt-check": "run"}
+
+
 @dataclass(frozen=True)
 class Step:
     name: str           # the Makefile target that runs it alone
-    command: str        # the rfm command
+    command: str        # the rfm command, or a program of SCRIPTS in scripts/
     about: str
     settings: tuple = ()    # ((KNOB, value), ...) it runs under
     args: tuple = ()
@@ -57,18 +35,24 @@ class Step:
     def env(self, out):
         return {k: v.replace("{out}", str(out)) for k, v in self.settings}
 
+    def argv(self, out):
+        """Its arguments, "{out}" standing for RFM_OUT."""
+        return [a.replace("{out}", str(out)) for a in self.args]
+
     def setting(self, name):
         return dict(self.settings).get(name)
 
+    @property
+    def needs_of(self):
+        """The rfm command whose packages it needs."""
+        return SCRIPTS.get(self.command, self.command)
+
 
 # make check builds four kernels from scratch: the series for x86_64 and
-# i386 (the main job's), stock and mainline for x86_64; the test-only variants, the
-# coverage kernels and the mutants are incremental builds of theirs.
-# The negative control, and stock on the i386 kernel, are make
-# matrix-check's, on CI's schedule: with the coverage gate in, the
-# negative control's kernel no longer fit the cold budget (42 min 21 s
-# with it, 2026-12-05). The coverage gate and the guest self-test show
-# here that the cases can fail; the mutant catalogues are the schedule's.
+# i386 (the main job's), stock and mainline for x86_64; the test-only
+# variants and the coverage kernels are incremental builds of theirs. The
+# coverage gate and the guest self-test show here that the cases can
+# fail; the negative control and the mutant catalogues are SCHEDULE's.
 X86_64_ABIS = "x86_64,x86_64-ia32,x86_64-x32"
 
 CHECK = (
@@ -113,14 +97,188 @@ CHECK_ARM = (
          (("TARGETS", "arm"), ("RFM_OUT", "{out}/arm"))),
 )
 
-TABLES = {"check": CHECK, "check-arm": CHECK_ARM}
 
-# What CI runs on its schedule instead (make targets; the scheduled jobs
-# of .gitlab-ci.yml and .github/workflows/scheduled.yml, which a host test
-# holds to this list): make check's steps in full.
-SCHEDULED = ("make check-arm", "make matrix-check", "make exec-window-check", "make sparse",
-             "make perf-gate", "make lava-check", "make mutate", "make mutate-gen", "make interrupt-check",
-             "make mainline-check", "make upstream-check", "make smp-check")
+
+@dataclass(frozen=True)
+class Job:
+    """One job of CI's schedule: steps run in order, every one of them
+    whatever the others gave (the job fails if one does), in
+    RFM_OUT/schedule/NAME ("{out}" in a step's settings; "{root}" is
+    RFM_OUT). `minutes`: its time in the last measured run of make
+    check-all, from a cache make check had filled (docs/schedule.md), or
+    None while it has none: .ci/run starts it only if that much of CI's
+    time is left (the whole ROTATION_BUDGET for a job not yet measured)."""
+    name: str
+    about: str
+    steps: tuple
+    minutes: int = None
+    rotates: bool = True    # False: it needs other jobs' results (a merge)
+
+    @property
+    def needs_minutes(self):
+        """What .ci/run counts on for it: its figure, else the budget."""
+        return ROTATION_BUDGET if self.minutes is None else self.minutes
+
+
+X86, ARM64, ARMHF = "x86", "arm64,arm64-aarch32", "armhf"
+ALL_TARGETS = "all"
+RETRY_MUTANT = "cmpxchg-changed-value-accepted"
+
+
+def _matrix(name, about, kernels, targets, out="{out}", **more):
+    return Step(name, "matrix-check", about, (("KERNELS", kernels), ("TARGETS", targets),
+                                              ("RFM_OUT", out)) + tuple(more.items()))
+
+
+def _shards(prefix, about, count, catalogue=None, command="mutate", minutes=None):
+    """A catalogue's mutants in `count` jobs of about equal size."""
+    return tuple(Job("%s-%dof%d" % (prefix, k, count), "%s, part %d of %d" % (about, k, count),
+                     (Step(command, command, about, (("TARGETS", X86),
+                                                     ("MUTANT_SHARD", "%d/%d" % (k, count)))
+                           + ((("MUTANTS", catalogue),) if catalogue else ())),),
+                     minutes[k - 1] if minutes else None)
+                 for k in range(1, count + 1))
+
+
+def _arm_side(name, targets, minutes):
+    return Job(name, "the %s targets: series, stock and the negative control; LAVA's "
+               "round trip" % name, (
+                   _matrix("matrix-check", "series, stock and the negative control (two "
+                           "vCPUs)", "series,stock,baseline", targets),
+                   Step("lava-check", "lava-check", "LAVA's round trip",
+                        (("KERNELS", "series,stock,baseline"), ("TARGETS", targets),
+                         ("RFM_OUT", "{out}")))), minutes)
+
+
+def _mainline_side(name, targets, minutes, *more):
+    return Job(name, "series, stock and mainline (7.3) with mainline's futex selftests, "
+               "and mainline with the mails of upstream/ against mainline, on %s" % targets, (
+                   _matrix("mainline-check", "series, stock, mainline and mainline-fix, "
+                           "mainline's futex selftests", "series,stock,mainline,mainline-fix",
+                           targets),
+                   Step("upstream-check", "upstream-check", "the mails of upstream/: git am, "
+                        "checkpatch of 7.3, builds, and that matrix's verdict on what they "
+                        "fix", (("TARGETS", targets), ("UPSTREAM_MATRIX", "{out}"),
+                                ("RFM_OUT", "{out}/upstream")))) + more,
+               minutes)
+
+
+def _smp_side(name, targets, minutes):
+    return Job(name, "two vCPUs a guest on %s: the series, then with full preemption; the "
+               "walk's cmpxchg retry mutant" % targets, (
+                   _matrix("smp-check", "the series on two vCPUs", "series", targets,
+                           "{out}/smp", CPUS="2"),
+                   _matrix("smp-check-full", "the series on two vCPUs, full preemption",
+                           "series", targets, "{out}/smp-full", CPUS="2", PREEMPT="full"),
+                   Step("mutate-smp", "mutate", "the retry mutant, a race only two vCPUs run",
+                        (("MUTANT", RETRY_MUTANT), ("TARGETS", targets), ("CPUS", "2"),
+                         ("RFM_OUT", "{out}/mutate")))), minutes)
+
+
+def _debug_side(name, targets, minutes):
+    debug = (("KERNELS", "debug"), ("TARGETS", targets), ("CPUS", "2"), ("PREEMPT", "full"),
+             ("RFM_OUT", "{out}"))
+    return Job(name, "the debug kernels (lockdep, KASAN where the arch has it) on two vCPUs "
+               "with full preemption, on %s: stress and fuzz" % targets, (
+                   Step("stress-debug", "stress", "owners killed while others wait",
+                        debug + (("STRESS_SECONDS", "10"),)),
+                   Step("fuzz-debug", "fuzz", "hostile lists against the walk's model",
+                        debug + (("FUZZ_SECONDS", "90"),))), minutes)
+
+
+# The whole of what make check leaves out, in jobs that each fit what is
+# left of CI's 90 minutes after a cold make check (ROTATION_BUDGET; a host
+# test holds every job to it), so that .ci/run can run one a submission,
+# in turn. make check-all runs them all, in this order (a job after the
+# one that builds a kernel it shares finds it in the cache), then the
+# merges that join the jobs of one question into one matrix on all targets.
+SCHEDULE = (
+    Job("control-x86", "the negative control, and stock, on the five x86 targets; their "
+        "LAVA jobs and the round trip; sparse on x86_64 and i386", (
+            _matrix("matrix-check", "series, stock and the negative control (baseline, two "
+                    "vCPUs)", "series,stock,baseline", X86),
+            Step("lava-check", "lava-check", "LAVA's round trip",
+                 (("KERNELS", "series,stock,baseline"), ("TARGETS", X86),
+                  ("RFM_OUT", "{out}"))),
+            Step("sparse", "sparse", "sparse on the series' C files against stock",
+                 (("TARGETS", X86),))), None),
+    _mainline_side("mainline-x86", X86, None, Step(
+        "mutate-upstream", "mutate", "the mutants of the mails (tests/mutants-upstream)",
+        (("MUTANTS", "tests/mutants-upstream"), ("TARGETS", "x86_64,x86_64-ia32,x86_64-x32"),
+         ("SELFTESTS", "robust"), ("RFM_OUT", "{out}/upstream")))),
+    Job("x86-window-perf", "the exec cases inside de_thread()'s race windows; series "
+        "against stock and mainline in exact instruction counts; the five x86 targets", (
+            _matrix("exec-window-check", "the exec cases inside de_thread()'s race windows",
+                    "exec-window", X86, "{out}/exec-window"),
+            Step("perf-gate", "perf-gate", "the walk, exit release and unlock paths, counted "
+                 "twice", (("TARGETS", X86), ("RFM_OUT", "{out}")))), None),
+    Job("mainline-noia32", "series, stock and mainline on x86_64 without CONFIG_COMPAT; the "
+        "mutant only that kernel builds", (
+            _matrix("mainline-check", "series, stock and mainline, mainline's futex "
+                    "selftests", "series,stock,mainline", "x86_64-noia32"),
+            Step("mutate-noia32", "mutate", "LIST32 refused without CONFIG_COMPAT",
+                 (("MUTANT", "unlock-list32-refused-without-compat"),
+                  ("TARGETS", "x86_64-noia32"), ("RFM_OUT", "{out}")))), None),
+    _smp_side("smp-x86", X86, None),
+    _debug_side("debug-x86", X86, None),
+    Job("arm-abi", "the ABI gate of AAPCS64 and EABI", (
+        Step("abi-arm", "abi", "the ABI gate: AAPCS64, EABI", (("TARGETS", "arm"),
+                                                                ("RFM_OUT", "{out}"))),), None),
+    _arm_side("arm64", ARM64, None),
+    _mainline_side("mainline-arm64", ARM64, None),
+    _smp_side("smp-arm64", ARM64, None),
+    _debug_side("debug-arm64", ARM64, None),
+    _arm_side("armhf", ARMHF, None),
+    _mainline_side("mainline-armhf", ARMHF, None),
+    _smp_side("smp-armhf", ARMHF, None),
+    _debug_side("debug-armhf", ARMHF, None),
+) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
+            "targets", 3, minutes=(None,) * 3) + (
+    Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "
+        "the five x86 targets", (
+            Step("mutate", "mutate", "24 mutants written by someone who never saw the cases",
+                 (("MUTANTS", "tests/mutants-independent"), ("TARGETS", X86))),), None),
+) + _shards("mutants-gen", "the generated mutants (make mutate-gen) on the five x86 targets",
+            6, command="mutate-gen", minutes=(None,) * 6) + (
+    Job("interrupt-idle", "make run killed at every stage, on an idle machine: the next run "
+        "repairs the cache", (
+            Step("interrupt-check", "interrupt-check", "SIGINT and SIGKILL at every stage",
+                 args=("--cache", "{out}/cache")),), None),
+    Job("interrupt-loaded", "the same beside two busy processes", (
+        Step("interrupt-check", "interrupt-check", "the same, two busy processes beside it",
+             args=("--cache", "{out}/cache", "--load", "2")),), None),
+    # The jobs of one question on all the targets, as one run over their
+    # union: the ABI groups across architectures must agree (make merge).
+    Job("merge-all", "each question's jobs joined into one matrix on all targets", tuple(
+        Step("merge-" + name, "merge", "%s on all the targets" % about,
+             (("RESULTS", " ".join("{root}/schedule/%s%s" % (j, sub) for j in jobs)),
+              ("TARGETS", ALL_TARGETS), ("RFM_OUT", "{out}/" + name)))
+        for name, about, jobs, sub in (
+            ("control", "series, stock and the negative control",
+             ("control-x86", "arm64", "armhf"), ""),
+            ("mainline", "series, stock, mainline and mainline-fix",
+             ("mainline-x86", "mainline-arm64", "mainline-armhf"), ""),
+            ("smp", "the series on two vCPUs", ("smp-x86", "smp-arm64", "smp-armhf"), "/smp"),
+            ("smp-full", "the series on two vCPUs, full preemption",
+             ("smp-x86", "smp-arm64", "smp-armhf"), "/smp-full"))), 1, rotates=False),
+)
+
+# CI's limit for .ci/run, and what a cold make check (with make deps and
+# the apt-get before it) leaves of it: every job that rotates must fit.
+CI_MINUTES = 90
+ROTATION_BUDGET = 42
+# .ci/run starts a job only with this much more than its minutes left.
+ROTATION_MARGIN = 3
+
+TABLES = dict({"check": CHECK, "check-arm": CHECK_ARM}, **{j.name: j.steps for j in SCHEDULE})
+
+
+def job(name):
+    """The job called `name` of SCHEDULE."""
+    for j in SCHEDULE:
+        if j.name == name:
+            return j
+    raise KeyError(name)
 
 
 def step(name):

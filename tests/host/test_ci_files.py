@@ -225,60 +225,66 @@ class Distro(unittest.TestCase):
 
 
 class Scheduled(unittest.TestCase):
-    """The interruption check on a schedule, idle and under load, and the
-    whole mutant catalogues."""
+    """CI's schedule is the table of steps.SCHEDULE: each CI file runs a
+    job per job of it, by name, and .ci/run the one whose turn it is."""
+    SCHEDULE = [j.name for j in steps.SCHEDULE if j.rotates]
 
-    def test_the_whole_catalogues_run_on_schedules(self):
+    def test_gitlab_runs_each_job_of_the_table_on_schedules_only(self):
         _, jobs = gitlab_jobs()
-        job = jobs["mutants"]
+        job = jobs["schedule"]
         self.assertEqual(job["rules"], [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
-        blind = "make mutate MUTANTS=tests/mutants-independent RFM_OUT=out/independent"
-        self.assertEqual([l for l in job["script"] if l.startswith("make mutate")],
-                         ["make mutate", blind, "make mutate-gen"])
-        doc = load(config.REPO / ".github" / "workflows" / "scheduled.yml")
-        text = steps_text(doc["jobs"]["mutants"])
-        self.assertIn("make mutate\n", text + "\n")
-        self.assertIn(blind, text)
-        self.assertIn("make mutate-gen", text)
-        # every catalogue kept in the tree runs on a schedule: by its
-        # MUTANTS=, or by the make target that sets it (mutate-upstream,
-        # in the job that has mainline's kernels)
-        _, jobs = gitlab_jobs()
-        scheduled = text + "\n".join(
-            script_text(j) for j in jobs.values()
-            if j.get("rules") == [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
-        recipes = re.findall(r"^([\w-]+):\n((?:\t.*\n)+)", (config.REPO / "Makefile").read_text(),
-                             re.M)
-        for d in mutate.CATALOGUES[1:]:
-            targets = [t for t, recipe in recipes if "MUTANTS=%s " % d in recipe]
-            self.assertTrue("MUTANTS=%s " % d in scheduled or any(
-                "make %s" % t in scheduled for t in targets), d)
+        self.assertEqual(job["parallel"]["matrix"], [{"JOB": self.SCHEDULE}])
+        self.assertEqual(job["script"], ["make check-all"])
+        merge = jobs["schedule-merge"]
+        self.assertEqual(merge["variables"]["JOB"], "merge-all")
+        self.assertEqual(merge["needs"], ["schedule"])
+        self.assertEqual(merge["script"], ["make check-all"])
+        # No other job runs on schedules only: the table is the schedule.
+        self.assertEqual({n for n, j in jobs.items() if j.get("rules", [{}])[0].get("if") ==
+                          '$CI_PIPELINE_SOURCE == "schedule"'}, {"schedule", "schedule-merge"})
 
-    def test_what_make_check_leaves_out_runs_on_schedules(self):
-        _, jobs = gitlab_jobs()
-        gitlab = "\n".join(script_text(j) for j in jobs.values()
-                           if j.get("rules") == [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
-        doc = load(config.REPO / ".github" / "workflows" / "scheduled.yml")
-        github = "\n".join(steps_text(j) for j in doc["jobs"].values())
-        for command in steps.SCHEDULED:
-            self.assertIn(command, gitlab + "\n" + gitlab.replace(
-                "python3 scripts/interrupt-check", "make interrupt-check"), command)
-            self.assertIn(command, github, command)
-
-    def test_gitlab_runs_it_on_schedules_only(self):
-        _, jobs = gitlab_jobs()
-        job = jobs["interrupt-check"]
-        self.assertEqual(job["rules"], [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}])
-        self.assertIn("scripts/interrupt-check --cache rfm-interrupt/cache\n", script_text(job))
-        self.assertIn("--load 2", script_text(job))
-
-    def test_github_runs_it_weekly(self):
+    def test_github_runs_each_job_of_the_table_weekly(self):
         doc = load(config.REPO / ".github" / "workflows" / "scheduled.yml")
         on = doc.get("on", doc.get(True))
         self.assertTrue(on["schedule"][0]["cron"])
-        text = steps_text(doc["jobs"]["interrupt-check"])
-        self.assertIn("make interrupt-check", text)
-        self.assertIn("scripts/interrupt-check --load 2", text)
+        self.assertEqual(set(doc["jobs"]), {"schedule", "merge"})
+        job = doc["jobs"]["schedule"]
+        self.assertEqual(job["strategy"]["matrix"], {"job": self.SCHEDULE})
+        self.assertIn("make check-all JOB=${{ matrix.job }}", steps_text(job))
+        self.assertIn("make check-all JOB=merge-all", steps_text(doc["jobs"]["merge"]))
+
+    def test_the_merge_is_the_one_job_that_does_not_rotate(self):
+        self.assertEqual([j.name for j in steps.SCHEDULE if not j.rotates], ["merge-all"])
+        self.assertEqual(steps.SCHEDULE[-1].name, "merge-all")
+
+    def test_ci_run_runs_make_check_then_the_next_job(self):
+        text = (config.REPO / ".ci" / "run").read_text()
+        self.assertIn('export CI_STARTED="${CI_STARTED:-$(date +%s)}"', text)
+        commands = [l for l in text.splitlines() if l.startswith("make ")]
+        self.assertEqual(commands, ["make deps", "make check", "make check-next"])
+
+    def test_every_catalogue_kept_in_the_tree_runs_on_the_schedule(self):
+        run = set()
+        for j in steps.SCHEDULE:
+            for s in j.steps:
+                if s.command in ("mutate", "mutate-gen"):
+                    run.add((s.command, s.setting("MUTANTS") or "tests/mutants"))
+        for d in mutate.CATALOGUES:
+            self.assertIn(("mutate", d), run, d)
+        self.assertIn(("mutate-gen", "tests/mutants"), run)
+
+    def test_the_parts_of_a_catalogue_are_all_there(self):
+        parts = {}
+        for j in steps.SCHEDULE:
+            for s in j.steps:
+                shard = s.setting("MUTANT_SHARD")
+                if shard:
+                    k, n = shard.split("/")
+                    key = (s.command, s.setting("MUTANTS"), int(n))
+                    parts.setdefault(key, []).append(int(k))
+        self.assertTrue(parts)
+        for (command, catalogue, n), ks in parts.items():
+            self.assertEqual(sorted(ks), list(range(1, n + 1)), (command, catalogue))
 
 
 if __name__ == "__main__":
@@ -302,7 +308,8 @@ class CheckSteps(unittest.TestCase):
 
     def test_every_step_with_settings_runs_from_its_table(self):
         make = self.targets()
-        for table, rows in steps.TABLES.items():
+        for table in ("check", "check-arm"):
+            rows = steps.TABLES[table]
             for s in rows:
                 if not s.settings and not s.args:
                     continue    # the plain command: make abi, make deps, ...

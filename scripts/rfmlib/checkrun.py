@@ -160,10 +160,23 @@ def chosen_jobs():
     return [j for j in steps.SCHEDULE if wanted is None or j.name in wanted]
 
 
+def schedule_table():
+    """The schedule as docs/schedule.md shows it: a row a job."""
+    rows = [["`%s`" % j.name, "-" if j.minutes is None else "%d min" % j.minutes,
+             "yes" if j.rotates else "no", ", ".join("`%s`" % s.name for s in j.steps),
+             j.about] for j in steps.SCHEDULE]
+    return "\n".join(["| job | measured | rotates | steps | what |",
+                      "| --- | --- | --- | --- | --- |"]
+                     + ["| %s |" % " | ".join(r) for r in rows]) + "\n"
+
+
 def cmd_check_all(args):
     """make check-all: every job of CI's schedule in turn (JOB= for some),
     a table of each job's result and time; or, with --next, the one job
     whose turn it is, if what is left of CI's time allows."""
+    if args.list:
+        print(schedule_table(), end="")
+        return 0
     if args.next:
         return run_next()
     root = config.out_dir()

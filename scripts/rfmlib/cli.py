@@ -102,6 +102,8 @@ def parser():
         cmd[name].add_argument("--step", metavar="NAME", help="only this step")
     cmd["check-all"].add_argument("--next", action="store_true",
                                   help="only the job whose turn it is (what .ci/run runs)")
+    cmd["check-all"].add_argument("--list", action="store_true",
+                                  help="the jobs, as docs/schedule.md shows them")
     cmd["knobs"].add_argument("--check", metavar="COMMAND")
     cmd["knobs"].add_argument("--markdown", action="store_true",
                               help="as docs/knobs.md shows it")

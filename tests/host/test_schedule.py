@@ -48,6 +48,11 @@ class Table(unittest.TestCase):
                     if "{" not in v:
                         knobs.BY_NAME[k].read(v)    # a good value
 
+    def test_docs_schedule_shows_the_table(self):
+        page = (checkrun.config.REPO / "docs" / "schedule.md").read_text()
+        self.assertIn(checkrun.schedule_table(), page,
+                      "docs/schedule.md: paste `scripts/rfm check-all --list`")
+
     def test_a_jobs_packages_are_its_steps(self):
         names = {n.name for n in deps.needs_of("arm64")}
         self.assertIn("qemu-system-arm", names)
@@ -97,7 +102,7 @@ class Runs(unittest.TestCase):
     def test_check_all_runs_every_step_of_every_job_and_fails_for_one(self):
         with mock.patch.object(steps, "SCHEDULE", self.JOBS), \
                 self.fake_run([0, 1, 0, 0, 0]):
-            status, text = self.quietly(checkrun.cmd_check_all, mock.Mock(next=False))
+            status, text = self.quietly(checkrun.cmd_check_all, mock.Mock(next=False, list=False))
         self.assertEqual(status, 1)
         ran = [c[0][2] for c in self.calls]
         self.assertEqual(ran, ["deps", "stress", "fuzz", "deps", "abi"])
@@ -121,7 +126,7 @@ class Runs(unittest.TestCase):
                 mock.patch.object(checkrun, "commit_count", return_value=count), \
                 mock.patch.object(checkrun.time, "time", return_value=now), \
                 self.fake_run(results):
-            return self.quietly(checkrun.cmd_check_all, mock.Mock(next=True))
+            return self.quietly(checkrun.cmd_check_all, mock.Mock(next=True, list=False))
 
     def test_the_commit_count_picks_the_job_in_turn(self):
         self.assertEqual(self.next_with(10, 60, [0, 0, 0])[0], 0)

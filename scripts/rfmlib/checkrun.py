@@ -213,7 +213,8 @@ def commit_count():
 
 def next_job():
     """(the job whose turn it is, why): JOB= if given, else the one at
-    the checkout's commit count, modulo the number of jobs that rotate."""
+    the checkout's commit count (from steps.ROTATION_START), modulo the
+    number of jobs that rotate."""
     rotating = [j for j in steps.SCHEDULE if j.rotates]
     wanted = knobs.get("JOB")
     if wanted:
@@ -222,7 +223,7 @@ def next_job():
                 ",".join(wanted), ", ".join(j.name for j in rotating)))
         return steps.job(wanted[0]), "JOB=%s" % wanted[0]
     count = commit_count()
-    k = count % len(rotating)
+    k = (count - steps.ROTATION_START) % len(rotating)
     return rotating[k], "commit %d of main, job %d of the %d that rotate" % (
         count, k + 1, len(rotating))
 

@@ -201,7 +201,7 @@ SCHEDULE = (
                  (("KERNELS", "series,stock,baseline"), ("TARGETS", X86),
                   ("RFM_OUT", "{out}"))),
             Step("sparse", "sparse", "sparse on the series' C files against stock",
-                 (("TARGETS", X86),))), None),
+                 (("TARGETS", X86),))), 28),
     _mainline_side("mainline-x86", X86, None, Step(
         "mutate-upstream", "mutate", "the mutants of the mails (tests/mutants-upstream)",
         (("MUTANTS", "tests/mutants-upstream"), ("TARGETS", "x86_64,x86_64-ia32,x86_64-x32"),
@@ -233,11 +233,11 @@ SCHEDULE = (
     _smp_side("smp-armhf", ARMHF, None),
     _debug_side("debug-armhf", ARMHF, None),
 ) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
-            "targets", 3, minutes=(None,) * 3) + (
+            "targets", 3, minutes=(28, 30, None)) + (
     Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "
         "the five x86 targets", (
             Step("mutate", "mutate", "24 mutants written by someone who never saw the cases",
-                 (("MUTANTS", "tests/mutants-independent"), ("TARGETS", X86))),), None),
+                 (("MUTANTS", "tests/mutants-independent"), ("TARGETS", X86))),), 22),
 ) + _shards("mutants-gen", "the generated mutants (make mutate-gen) on the five x86 targets",
             6, command="mutate-gen", minutes=(None,) * 6) + (
     Job("interrupt-idle", "make run killed at every stage, on an idle machine: the next run "
@@ -269,6 +269,9 @@ CI_MINUTES = 90
 ROTATION_BUDGET = 42
 # .ci/run starts a job only with this much more than its minutes left.
 ROTATION_MARGIN = 3
+# The commit count of main when the rotation began, with the first job:
+# commit N runs job (N - ROTATION_START) mod the number that rotate.
+ROTATION_START = 280
 
 TABLES = dict({"check": CHECK, "check-arm": CHECK_ARM}, **{j.name: j.steps for j in SCHEDULE})
 

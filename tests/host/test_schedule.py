@@ -15,6 +15,7 @@ from rfmlib import checkrun, cli, deps, knobs, mutate, steps
 from rfmlib.steps import Job, Step
 
 ROTATING = [j for j in steps.SCHEDULE if j.rotates]
+FIRST = steps.ROTATION_START    # the commit count that runs the first job
 
 
 class Table(unittest.TestCase):
@@ -129,38 +130,39 @@ class Runs(unittest.TestCase):
             return self.quietly(checkrun.cmd_check_all, mock.Mock(next=True, list=False))
 
     def test_the_commit_count_picks_the_job_in_turn(self):
-        self.assertEqual(self.next_with(10, 60, [0, 0, 0])[0], 0)
+        with mock.patch.object(steps, "ROTATION_START", 11):
+            self.assertEqual(self.next_with(11, 60, [0, 0, 0])[0], 0)
         self.assertEqual([c[0][2] for c in self.calls], ["deps", "stress", "fuzz"])
         self.calls.clear()
-        self.assertEqual(self.next_with(11, 60, [0, 0])[0], 0)
+        self.assertEqual(self.next_with(steps.ROTATION_START + 1, 60, [0, 0])[0], 0)
         self.assertEqual([c[0][2] for c in self.calls], ["deps", "abi"])
 
     def test_a_job_that_does_not_fit_the_time_left_is_not_run(self):
-        status, text = self.next_with(10, 9, [])     # 7 min + the margin of 3: 10
+        status, text = self.next_with(FIRST, 9, [])     # 7 min + the margin of 3: 10
         self.assertEqual(status, 0)
         self.assertEqual(self.calls, [])
         self.assertIn("one NOT RUN", text)
 
     def test_the_steps_are_held_to_the_time_left(self):
-        self.next_with(10, 60, [0, 0, 0])
+        self.next_with(FIRST, 60, [0, 0, 0])
         timeouts = [c[2] for c in self.calls]
         self.assertTrue(all(t is not None and 58 * 60 <= t <= 59 * 60 for t in timeouts),
                         timeouts)
 
     def test_a_job_that_overruns_is_stopped_not_finished_and_not_passed(self):
-        status, text = self.next_with(10, 60, [0, subprocess.TimeoutExpired("rfm", 1)])
+        status, text = self.next_with(FIRST, 60, [0, subprocess.TimeoutExpired("rfm", 1)])
         self.assertEqual(status, 0)
         self.assertEqual(len(self.calls), 2)    # fuzz never started
         self.assertIn("one NOT FINISHED", text)
         self.assertNotIn(" ok", text.split("make check-next:")[-1])
 
     def test_a_failure_before_the_stop_fails_the_run(self):
-        status, text = self.next_with(10, 60, [0, 1, subprocess.TimeoutExpired("rfm", 1)])
+        status, text = self.next_with(FIRST, 60, [0, 1, subprocess.TimeoutExpired("rfm", 1)])
         self.assertEqual(status, 1)
         self.assertIn("FAILED (exit 1)", text)
 
     def test_a_failing_job_fails_the_run(self):
-        self.assertEqual(self.next_with(11, 60, [0, 2])[0], 2)
+        self.assertEqual(self.next_with(FIRST + 1, 60, [0, 2])[0], 2)
 
     def test_job_chooses_it_and_must_rotate(self):
         with mock.patch.dict(os.environ, {"JOB": "two"}), \

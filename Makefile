@@ -12,7 +12,7 @@ export RESULTS KCIDB_ORIGIN LAVA_URL_BASE LAVA_LOGS
 
 RFM := python3 scripts/rfm
 
-.PHONY: check-all check-next mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series smp-check matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short mutate-smp merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short mutate-upstream
+.PHONY: check-all check-more check-next mainline-check coverage ci-check lava lava-run lava-import lava-check mutate-gen mutate-gen-short distro-check sparse exec-window-check check-arm repin perf-gate-short matrix-series smp-check matrix-x86_64 exec-window-short sparse-short lava-check-short deps-arm abi-arm matrix-check-arm lava-check-arm run check bench perf-gate fuzz stress fuzz-short stress-short mutate mutate-short mutate-smp merge cache-key abi host-test checkpatch bisect-check guest-selftest matrix-check report kernels shell deps clean help knobs knobs-check interrupt-check upstream-check upstream-check-short mutate-upstream
 
 ## run: build the kernels, boot every target, print the matrix (KERNELS=series)
 run:
@@ -29,6 +29,12 @@ check:
 ## RFM_OUT/schedule/JOB, then a table of each job's result and time
 check-all:
 	$(RFM) check-all
+
+## check-more: the targets beyond x86 and ARM (MIPS n64, n32, o32): the ABI
+## gate, series, stock and the negative control; the schedule's job "mips",
+## in RFM_OUT/schedule/mips (docs/mips.md)
+check-more:
+	JOB=mips $(RFM) check-all
 
 ## check-next: the one job of the schedule whose turn it is (by the commit
 ## count of HEAD; JOB= to choose), if its stated time fits in what is left

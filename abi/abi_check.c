@@ -77,9 +77,15 @@ struct robust_list rfm_abi_entry;
 
 /*
  * In two 16-bit halves: x32 rejects %c of an immediate with bit 31 set.
+ * MIPS has no %c, and prints an immediate bare without it.
  */
+#ifdef __mips__
+#define RFM_IMM(n)	"%" #n
+#else
+#define RFM_IMM(n)	"%c" #n
+#endif
 #define RFM_VALUE(name, expr) \
-	__asm__ volatile("\n.ascii \"->" name " %c0 %c1\"" : :	\
+	__asm__ volatile("\n.ascii \"->" name " " RFM_IMM(0) " " RFM_IMM(1) "\"" : : \
 			 "i" ((int)(((unsigned int)(expr)) >> 16)),	\
 			 "i" ((int)(((unsigned int)(expr)) & 0xffff)))
 

@@ -13,11 +13,21 @@
  * 32-bit task computes the address in 32 bits, and so must the kernel
  * (a 64-bit sum would land above 4 GiB, or in the kernel for a negative
  * offset, and the lock would not be released).
+ *
+ * A MIPS compat task (n32, o32) has 2 GiB (TASK_SIZE32, 0x7fff8000):
+ * nothing above 3 GiB to map, so compat_list_above_3g is not built there
+ * (it is "-" in the matrix). What every 32-bit ABI has is its own top,
+ * wherever its kernel puts it: the list_*_highest_page cases find it and
+ * put the list there, and an offset from there that passes 4 GiB in 32
+ * bits comes back to low memory only if the kernel adds it as a signed
+ * 32-bit value (zero-extended, it lands above 4 GiB).
  */
 #include "rfm_test.h"	/* first: it defines _GNU_SOURCE */
 
 #define HIGH ((void *)0xc0100000UL)
+#define PAGE 4096UL
 
+#ifndef __mips__
 static int owner_high(void *arg)
 {
 	struct robust_list_head *head = arg;
@@ -56,6 +66,7 @@ static int compat_list_above_3g(void)
 	RFM_CHECK(lock->futex == FUTEX_OWNER_DIED, "word %#x", lock->futex);
 	return RFM_PASS;
 }
+#endif
 
 #define WRAP_HIGH	((void *)0xf0000000UL)
 #define WRAP_LOW	((void *)0x00100000UL)
@@ -122,10 +133,173 @@ static int compat_offset_wraps_below_0(void)
 	return offset_wraps((uintptr_t)WRAP_LOW + 0xf00, (uintptr_t)WRAP_HIGH + 0x10);
 }
 
+/* The end of the [stack] mapping, which is below the task's top; 0 if not found. */
+static unsigned long long stack_end(void)
+{
+	unsigned long long lo, hi, found = 0;
+	char line[256];
+	FILE *maps = fopen("/proc/self/maps", "r");
+
+	if (!maps)
+		return 0;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			found = hi;
+	fclose(maps);
+	return found;
+}
+
+/* Is @addr below the task's top: may a page be mapped there (or is one)? */
+static int below_top(unsigned long long addr)
+{
+	void *p = mmap((void *)(uintptr_t)addr, PAGE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return errno == EEXIST;
+	munmap(p, PAGE);
+	return (uintptr_t)p == addr;
+}
+
+/*
+ * The task's top (TASK_SIZE of a 32-bit task, whatever its kernel): a
+ * binary search, above its stack, for the first page it cannot map.
+ * Then the highest page below it that is free, mapped shared; NULL if
+ * none is within 64 pages (a vDSO there, say).
+ */
+static void *map_highest_page(unsigned long long *top)
+{
+	unsigned long long lo = stack_end(), hi = 1ULL << 32, at;
+
+	*top = 0;
+	if (!lo || !below_top(lo - PAGE))
+		return NULL;
+	while (hi - lo > PAGE) {	/* below_top(lo - PAGE), !below_top(hi) */
+		unsigned long long mid = lo + (hi - lo) / 2 / PAGE * PAGE;
+
+		if (below_top(mid))
+			lo = mid + PAGE;
+		else
+			hi = mid;
+	}
+	*top = below_top(lo) ? hi : lo;
+	for (at = *top - PAGE; at + 64 * PAGE > *top; at -= PAGE)
+		if (map_at((void *)(uintptr_t)at))
+			return (void *)(uintptr_t)at;
+	return NULL;
+}
+
+static int owner_on_page(void *arg)
+{
+	char *page = arg;
+	struct robust_list_head *head = (void *)page;
+	/* The lock's link and word are the page's last bytes. */
+	struct rfm_lock *lock = (void *)(page + PAGE - sizeof(struct rfm_lock));
+
+	rfm_head_init(head);
+	lock->futex = (uint32_t)rfm_gettid();
+	rfm_list_add(head, lock);
+	return rfm_set_robust_list(head, sizeof(*head)) ? 1 : 0;
+}
+
+/* The head and the lock on the last page the task can map. */
+static int list_on_highest_page(void)
+{
+	unsigned long long top;
+	char *page = map_highest_page(&top);
+	struct rfm_lock *lock;
+	int status;
+
+	printf("# obs top=%#llx [target: TASK_SIZE of a 32-bit task: 4 GiB less a page or "
+	       "two under x86_64 and arm64, 3 GiB split on i386 and arm, 2 GiB on MIPS]\n",
+	       top);
+	RFM_CHECK(page, "no free page within 64 pages below the top %#llx", top);
+	rfm_diag("highest free page %p, %llu page(s) below the top",
+		 (void *)page, (top - (uintptr_t)page) / PAGE);
+	lock = (void *)(page + PAGE - sizeof(*lock));
+	status = rfm_run_child(owner_on_page, page);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "owner %#x", status);
+	rfm_obs("word", "%#x", lock->futex);
+	RFM_CHECK(lock->futex == FUTEX_OWNER_DIED, "word %#x at %p", lock->futex,
+		  (void *)&lock->futex);
+	return RFM_PASS;
+}
+
+/*
+ * The entry on the highest page, its word in low memory: futex_offset
+ * (word - entry, in 32 bits) passes 4 GiB when read unsigned, and comes
+ * back to the word only as the kernel's signed 32-bit compat_long_t.
+ */
+static int offset_back_from_highest_page(void)
+{
+	unsigned long long top;
+	char *page = map_highest_page(&top);
+	struct wrap w;
+	int status;
+
+	RFM_CHECK(page, "no free page within 64 pages below the top %#llx", top);
+	RFM_CHECK(map_at(WRAP_LOW), "mmap at %p: %s", WRAP_LOW, strerror(errno));
+	w.entry = (uintptr_t)page + 0xf00;
+	w.word = (uintptr_t)WRAP_LOW + 0x10;
+	rfm_diag("entry %#lx, word %#lx, futex_offset %ld", (unsigned long)w.entry,
+		 (unsigned long)w.word, (long)(int32_t)(w.word - w.entry));
+	status = rfm_run_child(owner_wrap, &w);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "owner %#x", status);
+	rfm_obs("word", "%#x", *(uint32_t *)w.word);
+	RFM_CHECK(*(uint32_t *)w.word == FUTEX_OWNER_DIED, "word %#x", *(uint32_t *)w.word);
+	return RFM_PASS;
+}
+
+/*
+ * A head at 0x80001000: bit 31 set. Under x86_64 and arm64 an ordinary
+ * (here unmapped) user address; a MIPS n32 or o32 task cannot map it (2
+ * GiB), and its argument arrives sign-extended: 0xffffffff80001000, the
+ * kernel's own unmapped segment, which the compat entry keeps as given.
+ * get_robust_list() must hand back the 32 bits the task gave, and the
+ * walk at its exit must refuse the address as a user one, never read the
+ * kernel there (panic_on_warn and oops=panic turn either into a failed
+ * run).
+ */
+#define BIT31_HEAD	0x80001000u
+
+static int owner_bit31(void *arg)
+{
+	uint32_t got = 0, len = 0;
+
+	(void)arg;
+	if (rfm_set_robust_list((void *)(uintptr_t)BIT31_HEAD, sizeof(struct robust_list_head)))
+		return 1;
+	if (rfm_get_robust_list(0, &got, &len))
+		return 2;
+	return got == BIT31_HEAD && len == sizeof(struct robust_list_head) ? 0 : 3;
+}
+
+static int head_with_bit31_set(void)
+{
+	void *p = mmap((void *)(uintptr_t)BIT31_HEAD, PAGE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	int status;
+
+	if (p != MAP_FAILED)		/* nothing lives there: the walk must fault */
+		munmap(p, PAGE);
+	else
+		RFM_CHECK(errno != EEXIST, "something is mapped at %#x", BIT31_HEAD);
+	status = rfm_run_child(owner_bit31, NULL);
+	rfm_obs("owner_exit", "%d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "owner %#x (1: set refused, 2: get refused, 3: get gave other bits)", status);
+	return RFM_PASS;
+}
+
 static const struct rfm_case cases[] = {
+#ifndef __mips__
 	RFM_CASE(compat_list_above_3g),
+#endif
 	RFM_CASE(compat_offset_wraps_past_4g),
 	RFM_CASE(compat_offset_wraps_below_0),
+	RFM_CASE(list_on_highest_page),
+	RFM_CASE(offset_back_from_highest_page),
+	RFM_CASE(head_with_bit31_set),
 };
 
 RFM_MAIN(cases)

@@ -7,7 +7,7 @@ checks all three):
 
     base        log atomic procs elf bzimage ktap targets tables
     settings    knobs config steps
-    host        archive deps names sharedlibs
+    host        archive toolchain deps names sharedlibs
     build/boot  tree kbuild prebuilt sparse abi ci cilint guest kselftest qemu lava
     results     compare kcidb report merge mutgen
     pipeline    pipeline
@@ -19,7 +19,7 @@ base reads files and formats text and knows the target table; settings
 reads the environment (knobs), says where things live (config) and what
 make check runs (steps); host is what this machine has and what Debian's
 archive serves (archive: the project's own apt; deps: what each command
-needs); build/boot makes trees, kernels and images (and mainline's
+needs; toolchain: Debian's cross gcc, unpacked); build/boot makes trees, kernels and images (and mainline's
 selftests, kselftest) and boots them; results parse and compare what the guests said; pipeline is
 the one path from kernels and targets to guest runs, with the boot
 backend behind one seam; commands are the bodies of the commands, one
@@ -33,7 +33,7 @@ check lives with its subject (guest.extra_for for EXTRA).
 LAYERS = (
     ("base", ("log", "atomic", "procs", "elf", "bzimage", "ktap", "targets", "tables")),
     ("settings", ("knobs", "config", "steps")),
-    ("host", ("archive", "deps", "names", "sharedlibs")),
+    ("host", ("archive", "toolchain", "deps", "names", "sharedlibs")),
     ("build/boot", ("tree", "kbuild", "prebuilt", "sparse", "abi", "ci", "cilint", "guest",
                     "kselftest", "qemu", "lava")),
     ("results", ("compare", "kcidb", "report", "merge", "mutgen")),

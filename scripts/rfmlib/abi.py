@@ -19,26 +19,36 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import config, deps, kbuild, knobs, procs
+from . import config, deps, kbuild, knobs, procs, toolchain
 from .log import Fatal, progress
 from .tree import patches_for, pristine_tree, variant_tree
-from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC
+from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC, MIPS64EL_TRIPLE
 
 ABI_DIR = config.REPO / "abi"
 # ABI -> the compiler flag that selects it (with CROSS_CC for ARM).
 ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32",
-        "aapcs64": "--target=" + ARM64_TRIPLE, "eabi": "--target=" + ARMHF_TRIPLE}
+        "aapcs64": "--target=" + ARM64_TRIPLE, "eabi": "--target=" + ARMHF_TRIPLE,
+        "n64": "-mabi=64", "n32": "-mabi=n32", "o32": "-mabi=32"}
+# ABIs built with Debian's cross gcc of a triple (toolchain.py), by flag.
+GCC_TRIPLES = {"n64": MIPS64EL_TRIPLE, "n32": MIPS64EL_TRIPLE, "o32": MIPS64EL_TRIPLE}
 # ABI -> the ARCH= whose exported headers it reads.
 HEADER_ARCH = {"lp64": "x86", "ilp32": "x86", "x32": "x86",
-               "aapcs64": "arm64", "eabi": "arm"}
+               "aapcs64": "arm64", "eabi": "arm", "n64": "mips", "n32": "mips", "o32": "mips"}
 PAHOLE_TYPES = "robust_list_head,robust_list"
 # A target's user-space ABI (targets.USERLANDS) -> its ABI here: make abi
 # checks the ABIs of TARGETS (x86's by default; TARGETS=arm or all for ARM's).
 USERLAND_ABIS = {"lp64": "lp64", "ilp32": "ilp32", "x32": "x32",
-                 "arm64": "aapcs64", "armhf": "eabi"}
+                 "arm64": "aapcs64", "armhf": "eabi",
+                 "mips-n64": "n64", "mips-n32": "n32", "mips-o32": "o32"}
 # The Debian packages holding an ABI's system headers.
 SYSTEM_HEADERS = {"x32": "libc6-dev-x32", "aapcs64": "libc6-dev-arm64-cross",
-                  "eabi": "libc6-dev-armhf-cross"}
+                  "eabi": "libc6-dev-armhf-cross", "n64": "libc6-dev-mips64el-cross",
+                  "n32": "libc6-dev-mipsn32-mips64el-cross",
+                  "o32": "libc6-dev-mips32-mips64el-cross"}
+# Where a cross ABI's system headers are (the host's own: /usr/include).
+SYSTEM_INCLUDE = {"aapcs64": "/usr/%s/include" % ARM64_TRIPLE,
+                  "eabi": "/usr/%s/include" % ARMHF_TRIPLE,
+                  **{abi: "/usr/%s/include" % t for abi, t in GCC_TRIPLES.items()}}
 
 # The syscall tables read for table.TBL.NR items: TBL -> (file, format).
 # "tbl": NR ABI NAME ENTRY [COMPAT_ENTRY] rows; "unistd": #define __NR_name
@@ -51,12 +61,20 @@ SYSCALL_TABLES = {
     "arm": ("arch/arm/tools/syscall.tbl", "tbl"),
     "generic": ("include/uapi/asm-generic/unistd.h", "unistd"),
     "arm64compat": ("arch/arm64/include/asm/unistd32.h", "unistd"),
+    # MIPS64's three tables, numbered from 0 (the kernel adds each ABI's
+    # base: 5000 n64, 6000 n32, 4000 o32, which nr.* items include).
+    "n64": ("arch/mips/kernel/syscalls/syscall_n64.tbl", "tbl"),
+    "n32": ("arch/mips/kernel/syscalls/syscall_n32.tbl", "tbl"),
+    "o32": ("arch/mips/kernel/syscalls/syscall_o32.tbl", "tbl"),
 }
 
 
 def compiler(abi):
-    """The compiler command of an ABI: gcc -mFLAG, or clang --target=."""
+    """The compiler command of an ABI: gcc -mFLAG, clang --target=, or
+    Debian's cross gcc with its -mabi=."""
     flag = ABIS[abi]
+    if abi in GCC_TRIPLES:
+        return [toolchain.gcc(GCC_TRIPLES[abi]), flag]
     return [CROSS_CC, flag] if flag.startswith("--target=") else ["gcc", flag]
 
 
@@ -128,7 +146,10 @@ def pahole_dump(abi, headers, workdir, types=PAHOLE_TYPES):
     """pahole of the user structs from an object built with -g."""
     obj = workdir / ("layout-%s.o" % abi)
     hdr = workdir / ("expected-%s.h" % abi)
-    cmd = compiler(abi) + ["-g", "-c", "-o", str(obj), "-include", str(hdr)]
+    # MIPS: libdw applies no MIPS64 relocations to an object's DWARF, and
+    # pahole of the .o finds no type; a linked object has none left.
+    link = ["-fPIC", "-shared", "-nostdlib"] if abi in GCC_TRIPLES else ["-c"]
+    cmd = compiler(abi) + ["-g"] + link + ["-o", str(obj), "-include", str(hdr)]
     if headers is not None:
         cmd += ["-nostdinc", "-isystem", _gcc_include(abi), "-I", str(headers)]
     r = subprocess.run(cmd + [str(ABI_DIR / "abi_check.c")], capture_output=True,
@@ -271,7 +292,8 @@ def check_headers(abis):
         if package and deps.installed_version(package) is None:
             raise Fatal("the %s ABI needs the headers of %s: apt-get install %s "
                         "(make deps%s)" % (abi, package, package,
-                                           "" if abi == "x32" else " TARGETS=arm"))
+                                           "" if abi == "x32" else " TARGETS=%s" % (
+                                               "mips" if abi in GCC_TRIPLES else "arm")))
 
 
 def _save(outdir, name, text):
@@ -307,8 +329,7 @@ def run_gate(trees, expected_path, system=True, kernel_view=True, outdir=None, a
                         headers_install(tree, tree_ident(tree), arch))
                        for label, tree in sources]
         if system:
-            header_sets.append(("/usr/include" if arch == "x86" else
-                                "/usr/%s/include" % ABIS[abi][len("--target="):], None))
+            header_sets.append((SYSTEM_INCLUDE.get(abi, "/usr/include"), None))
         columns, pahole_cols = {}, {}
         for name, hdrs in header_sets:
             values, drift = compile_check(abi, items, hdrs, work)

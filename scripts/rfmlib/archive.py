@@ -444,13 +444,17 @@ def newest(name, arch, archive="bookworm"):
     return package, path
 
 
-def unpack(deb, dest):
-    """dpkg-deb -x deb into a new directory dest (whole, or not at all)."""
+def unpack(debs, dest):
+    """dpkg-deb -x of a .deb, or of several in turn, into a new directory
+    dest (whole, or not at all)."""
     with atomic.new_dir(dest) as tmp:
-        r = run_apt(["dpkg-deb", "-x", str(deb), str(tmp)], "dpkg-deb -x %s" % deb.name,
-                    1800)
-        if r.returncode != 0:
-            raise Fatal("dpkg-deb -x %s failed: %s" % (deb.name, one_line(r.stderr[-500:])))
+        for deb in [debs] if isinstance(debs, (str, Path)) else debs:
+            deb = Path(deb)
+            r = run_apt(["dpkg-deb", "-x", str(deb), str(tmp)], "dpkg-deb -x %s" % deb.name,
+                        1800)
+            if r.returncode != 0:
+                raise Fatal("dpkg-deb -x %s failed: %s" % (deb.name,
+                                                           one_line(r.stderr[-500:])))
     return dest
 
 

@@ -323,6 +323,9 @@ def render(doc):
 # 32-bit ARM kernel (CPU_SW_DOMAIN_PAN, as Debian's armmp has it)
 # rewrites the domain access register around every user read.
 EMPTY_LIST_BOUNDS = {"arm64": 100, "arm": 130}
+# Kernel architectures the gate has no figure for yet, and why: make
+# perf-gate refuses their targets by name rather than judge them.
+NOT_GATED = {"mips": "no bound measured yet for MIPS (docs/known-gaps.md)"}
 
 
 def empty_list_bound(target_name):
@@ -526,9 +529,13 @@ def cmd_perf_gate(_args):
     QEMU's instruction count, on every target, run twice; the two runs
     must give the same figures (or the gate could flake) and the series
     must keep to gate()'s rules."""
-    deps.ensure()
     targets = knobs.get("TARGETS")
     kernels = knobs.get("KERNELS")
+    refused = [t.name for t in targets if KERNEL_CONFIGS[t.kconfig].arch in NOT_GATED]
+    if refused:
+        raise Fatal("make perf-gate: %s: %s" % (", ".join(refused), "; ".join(sorted(
+            {NOT_GATED[KERNEL_CONFIGS[target_named(n).kconfig].arch] for n in refused}))))
+    deps.ensure()
     column = {kernel: name for name, kernel in PERF_GATE_KERNELS.items()}
     if any(k not in column for k in kernels) or PERF_GATE_KERNELS["series"] not in kernels \
             or len(kernels) < 2:

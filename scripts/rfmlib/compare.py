@@ -19,11 +19,12 @@ dict (the content of matrix.json) that report.py renders. Three questions:
    says it must (so the tests can be seen to fail)?
 """
 import fnmatch
+import re
 from dataclasses import dataclass, field
 
 from . import config, ktap
-from .targets import (CONTROL, HARDENING_CPU_FLAGS, REFERENCE, comparisons, deviations_files,
-                      role)
+from .targets import (CONTROL, HARDENING_CPU_FLAGS, REFERENCE, TARGETS, comparisons,
+                      deviations_files, role)
 from .ktap import FAIL, PASS, SKIP, ERROR, MISS
 
 NA = "-"   # the case is not built for this target's word size
@@ -122,8 +123,26 @@ def _plan_complete(run, key):
                         for c in suite.cases))
 
 
+# How the harness skips a case for want of CPUs (RFM_REQUIRE_CPUS in
+# tests/include/rfm_test.h).
+CPUS_SKIP = re.compile(r"^(\d+) CPU\(s\) online: the race needs (\d+)")
+
+
+def _beyond_machine(target_name, case):
+    """Why `case` cannot run on this target's machine at all (a skip for
+    want of CPUs the machine cannot have), or None."""
+    t = next((t for t in TARGETS if t.name == target_name), None)
+    m = CPUS_SKIP.match(case.reason or "") if case.status == SKIP else None
+    if t is None or not t.max_cpus or not m or int(m.group(2)) <= t.max_cpus:
+        return None
+    return "needs %s CPUs: %s" % (m.group(2), t.max_cpus_why)
+
+
 def _cell(run, key, cases=None):
     case = (cases if cases is not None else run.run.cases()).get(key)
+    if case is not None and _beyond_machine(run.target, case):
+        return {"status": NA, "reason": _beyond_machine(run.target, case),
+                "obs": {}, "diag": case.diag}
     if case is not None:
         cell = {"status": case.status, "reason": case.reason,
                 "obs": {k: {"value": o.value, "scope": o.scope, "why": o.why}

@@ -29,10 +29,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from . import archive, atomic, config, knobs, procs, steps
+from . import archive, atomic, config, knobs, procs, steps, toolchain
 from .log import Fatal, one_line, progress, warn
 from .tables import format_table
-from .targets import KERNEL_CONFIGS, KERNEL_VARIANTS, USERLANDS
+from .targets import KERNEL_CONFIGS, KERNEL_VARIANTS, MIPS64EL_TRIPLE, USERLANDS
 
 APT, DEB, NPM = "apt", "deb", "npm"
 
@@ -56,6 +56,8 @@ class Need:
 X86 = ("x86_64", "i386")
 ARM = ("arm64", "arm")
 ILP32_X86 = ("ilp32", "x32")
+MIPS = ("mips",)
+MIPS_ABIS = ("mips-n64", "mips-n32", "mips-o32")
 
 NEEDS = (
     Need(APT, "make", "the build"),
@@ -108,6 +110,30 @@ NEEDS = (
          userlands=("arm64",)),
     Need(APT, "libgcc-12-dev-armhf-cross", "static armhf test programs (libgcc)",
          userlands=("armhf",)),
+    # MIPS kernels and guests: Debian's cross gcc, which conflicts with
+    # gcc-multilib, unpacked into the cache (toolchain.py); what it uses
+    # and does not conflict, installed.
+    *(Need(DEB, p % MIPS64EL_TRIPLE, "cross-building the MIPS kernel and programs "
+           "(unpacked into the cache: it conflicts with gcc-multilib)", kernel_arches=MIPS)
+      for p in toolchain.PACKAGES),
+    *(Need(DEB, p % MIPS64EL_TRIPLE, "cross-building the MIPS programs (unpacked)",
+           userlands=MIPS_ABIS) for p in toolchain.PACKAGES),
+    Need(APT, "binutils-%s" % MIPS64EL_TRIPLE, "linking MIPS kernels", kernel_arches=MIPS),
+    Need(APT, "binutils-%s" % MIPS64EL_TRIPLE, "linking MIPS programs", userlands=MIPS_ABIS),
+    Need(APT, "qemu-system-mips", "booting the MIPS guests (qemu-system-mips64el)",
+         kernel_arches=MIPS),
+    Need(APT, "libc6-dev-mips64el-cross", "static MIPS test programs (headers; n64)",
+         userlands=MIPS_ABIS),
+    Need(APT, "libgcc-12-dev-mips64el-cross", "static MIPS test programs (gcc's headers, "
+         "libgcc)", userlands=MIPS_ABIS),
+    Need(APT, "libc6-dev-mipsn32-mips64el-cross", "static n32 test programs",
+         userlands=("mips-n32",)),
+    Need(APT, "libn32gcc-12-dev-mips64el-cross", "static n32 test programs (libgcc)",
+         userlands=("mips-n32",)),
+    Need(APT, "libc6-dev-mips32-mips64el-cross", "static o32 test programs",
+         userlands=("mips-o32",)),
+    Need(APT, "lib32gcc-12-dev-mips64el-cross", "static o32 test programs (libgcc)",
+         userlands=("mips-o32",)),
     # The guests' shell: Debian's static busybox of the ABI's architecture.
     *(Need(DEB, "busybox-static:%s" % arch, "the guest's shell (%s)" % ", ".join(
         u for u, ul in USERLANDS.items() if ul.busybox_arch == arch),

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import archive, atomic, config, elf, knobs, sharedlibs
+from . import archive, atomic, config, elf, knobs, sharedlibs, toolchain
 from .log import Fatal, Usage, checkpoint, progress
 from .targets import USERLANDS
 from .tree import pristine_tree
@@ -80,10 +80,11 @@ def shared_programs(tests, libc):
 def compiler_key(user):
     """The cross compiler's version is part of a cross ABI's key; the
     host's gcc, as before, is not."""
-    if user.cc == "gcc":
+    if user.cc == "gcc" and not user.gcc_triple:
         return ""
-    r = subprocess.run([user.cc, "--version"], capture_output=True, text=True)
-    return r.stdout.splitlines()[0] if r.stdout else user.cc
+    cc = toolchain.user_compiler(user)[0]
+    r = subprocess.run([cc, "--version"], capture_output=True, text=True)
+    return r.stdout.splitlines()[0] if r.stdout else cc
 
 
 def build_programs(user, suite="tests", libc="static"):
@@ -109,9 +110,9 @@ def build_programs(user, suite="tests", libc="static"):
         (tmp / "helpers").mkdir()
         checkpoint("userland")
         flags = CFLAGS + ["-I", str(config.REPO / "tests" / "include")]
-        for name, src, dst, cc in ([("init", init_src, tmp / "init", user.compiler())]
-                                   + [(n, s, tmp / "tests" / n, user.compiler())
-                                      for n, s in tests]
+        compiler = toolchain.user_compiler(user)
+        for name, src, dst, cc in ([("init", init_src, tmp / "init", compiler)]
+                                   + [(n, s, tmp / "tests" / n, compiler) for n, s in tests]
                                    + [(n, s, tmp / "helpers" / n, [user.cc, "-m64"])
                                       for n, s in helpers]):
             link = [f for f in flags if f != "-static"] if name in shared else flags
@@ -184,7 +185,7 @@ def libc_used(user, libc):
                 "LIBC=shared: no libc.so.6 for %s in %s: apt-get install %s" % (
                     user.name, ", ".join(user.lib_dirs), user.libc_package))
     else:
-        r = subprocess.run(user.compiler() + ["-print-file-name=libc.a"],
+        r = subprocess.run(toolchain.user_compiler(user) + ["-print-file-name=libc.a"],
                            capture_output=True, text=True)
         path = str(Path(r.stdout.strip()).resolve())
     package = sharedlibs.dpkg_owner(path) or "?"

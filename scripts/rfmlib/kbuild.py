@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import atomic, config, knobs, procs
+from . import atomic, config, knobs, procs, toolchain
 from . import tree
 from .log import Fatal, progress
 from .targets import KERNEL_CONFIGS
@@ -68,7 +68,7 @@ def compiler_ident(kconfig):
     (for host tools), and the cross compiler of an ARM config."""
     ident = _compiler_ident()
     if kconfig.cross:
-        ident += "|" + _compiler_ident(kconfig.compiler())
+        ident += "|" + _compiler_ident(toolchain.kernel_compiler(kconfig))
     return ident
 
 
@@ -190,7 +190,7 @@ def _make(tree, build_dir, kconfig, args, log_path, label, hold=(), pause=None):
     """make in build_dir; `hold`: locks make and its children keep held;
     `pause`: procs.run()'s checkpoint, held while make runs."""
     cmd = (["make", "-C", str(tree), "O=%s" % build_dir, "ARCH=%s" % kconfig.arch]
-           + kconfig.make_args() + ["-j%d" % config.jobs()] + args)
+           + toolchain.kernel_make_args(kconfig) + ["-j%d" % config.jobs()] + args)
     with open(log_path, "a") as log:
         log.write("$ %s\n" % " ".join(cmd))
         log.flush()

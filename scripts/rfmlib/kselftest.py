@@ -26,7 +26,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import atomic, config, knobs, tree
+from . import atomic, config, knobs, toolchain, tree
 from .guest import compiler_key
 from .log import Fatal, progress
 from .targets import KERNEL_VARIANTS, UPSTREAM
@@ -232,7 +232,7 @@ def build(user, which="all"):
     with atomic.new_dir(out) as tmp:
         for name, files, flags, libs in builds:
             dst = tmp / ("%s%s.%s" % (PREFIX, name, user.suffix))
-            cmd = user.compiler() + flags + ["-isystem", str(headers)] + [
+            cmd = toolchain.user_compiler(user) + flags + ["-isystem", str(headers)] + [
                 str(f) for f in files] + ["-o", str(dst)] + libs
             r = subprocess.run(cmd, capture_output=True, text=True, cwd=files[0].parent)
             gap = BUILD_GAPS.get((name, user.cc))
@@ -241,7 +241,7 @@ def build(user, which="all"):
                     user.name, name, user.cc))
                 stub = tmp / ("%s.stub.c" % name)
                 stub.write_text(STUB % gap.replace('"', "'"))
-                r = subprocess.run(user.compiler() + [str(stub), "-o", str(dst)],
+                r = subprocess.run(toolchain.user_compiler(user) + [str(stub), "-o", str(dst)],
                                    capture_output=True, text=True)
                 stub.unlink()
             if r.returncode != 0:

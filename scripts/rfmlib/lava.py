@@ -117,8 +117,11 @@ def job(g, kernel_url, ramdisk_url):
 
 
 def config_arch(t):
-    """LAVA's arch for a target: its kernel's (x86_64, i386, arm64, arm)."""
-    return KERNEL_CONFIGS[t.kconfig].arch
+    """LAVA's arch for a target: its kernel's (x86_64, i386, arm64, arm),
+    or for MIPS, whose ARCH= names no endianness or width, its QEMU's
+    (mips64el)."""
+    arch = KERNEL_CONFIGS[t.kconfig].arch
+    return t.qemu[len("qemu-system-"):] if arch == "mips" else arch
 
 
 def to_yaml(value, indent=0):

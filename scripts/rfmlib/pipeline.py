@@ -230,7 +230,7 @@ class Pipeline:
                                                  preempt_append(kernel, knobs.get("PREEMPT")))
                                      if a),
                      coverage=kernel_coverage(kernel),
-                     cpus=1 if how.get("icount") else guest_cpus(kernel, knobs.get("CPUS")),
+                     cpus=1 if how.get("icount") else guest_cpus(kernel, knobs.get("CPUS"), t),
                      **how)
 
     def guests(self, out, kernels=None, append="", **how):

@@ -17,7 +17,7 @@ def cmd_shell(_args):
     cpio, _ = p.initrds[t.userland]
     cmd = qemu.qemu_command(t, p.images[(kernel, t.kconfig)] / "bzImage", cpio,
                             knobs.get("ACCEL"), "shell", None, None,
-                            cpus=guest_cpus(kernel, knobs.get("CPUS")))
+                            cpus=guest_cpus(kernel, knobs.get("CPUS"), t))
     print("Booting %s/%s; the tests are in /tests; `exit` powers off; "
           "Ctrl-a x quits QEMU." % (kernel, t.name), flush=True)
     return procs.wait(procs.popen(cmd, group=False))   # QEMU reads the terminal

@@ -120,7 +120,7 @@ class Job:
         return ROTATION_BUDGET if self.minutes is None else self.minutes
 
 
-X86, ARM64, ARMHF = "x86", "arm64,arm64-aarch32", "armhf"
+X86, ARM64, ARMHF, MIPS = "x86", "arm64,arm64-aarch32", "armhf", "mips"
 ALL_TARGETS = "all"
 RETRY_MUTANT = "cmpxchg-changed-value-accepted"
 
@@ -232,6 +232,13 @@ SCHEDULE = (
     _mainline_side("mainline-armhf", ARMHF, None),
     _smp_side("smp-armhf", ARMHF, None),
     _debug_side("debug-armhf", ARMHF, None),
+    # make check-more: the targets beyond x86 and ARM (docs/mips.md).
+    Job("mips", "the MIPS targets (n64, n32, o32 on one kernel): the ABI gate; series, "
+        "stock and the negative control", (
+            Step("abi-mips", "abi", "the ABI gate: n64, n32, o32", (("TARGETS", MIPS),
+                                                                     ("RFM_OUT", "{out}"))),
+            _matrix("matrix-check", "series, stock and the negative control",
+                    "series,stock,baseline", MIPS)), None),
 ) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
             "targets", 3, minutes=(28, 30, None)) + (
     Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "
@@ -255,7 +262,7 @@ SCHEDULE = (
               ("TARGETS", ALL_TARGETS), ("RFM_OUT", "{out}/" + name)))
         for name, about, jobs, sub in (
             ("control", "series, stock and the negative control",
-             ("control-x86", "arm64", "armhf"), ""),
+             ("control-x86", "arm64", "armhf", "mips"), ""),
             ("mainline", "series, stock, mainline and mainline-fix",
              ("mainline-x86", "mainline-arm64", "mainline-armhf"), ""),
             ("smp", "the series on two vCPUs", ("smp-x86", "smp-arm64", "smp-armhf"), "/smp"),

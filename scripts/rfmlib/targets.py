@@ -25,6 +25,9 @@ class KernelConfig:
     # PREEMPT=MODEL's model, merged as preempt-MODEL.config after
     # tiny_fragments; "": the tree's own (kernel_config()).
     preempt: str = ""
+    # Built with Debian's cross gcc of this triple (toolchain.py), not
+    # with clang: MIPS and s390.
+    gcc_triple: str = ""
 
     @property
     def build_name(self):
@@ -70,6 +73,9 @@ class Userland:
     # not with cflag, into /helpers: a 64-bit tracer sees and sets all of
     # an ia32 task's registers, which no 32-bit program can.
     helpers64: tuple = ()
+    # Built with Debian's cross gcc of this triple (toolchain.py) and
+    # cflag, not with `cc`.
+    gcc_triple: str = ""
 
     @property
     def suffix(self):
@@ -89,6 +95,20 @@ class Userland:
 CROSS_CC = "clang"
 ARM64_TRIPLE = "aarch64-linux-gnu"
 ARMHF_TRIPLE = "arm-linux-gnueabihf"
+# MIPS is built with Debian's cross gcc (toolchain.py): one compiler,
+# -mabi= choosing among the three ABIs of one kernel.
+MIPS64EL_TRIPLE = "mips64el-linux-gnuabi64"
+EM_MIPS = 8
+
+
+def _mips_userland(name, abi, elf_class, libdir, libc_package, runtime_prefix, tests_dirs):
+    """A MIPS64 ABI of Debian's mips64el port: n64 (lib), n32 (libn32:
+    ILP32 with 64-bit registers, MIPS's x32) or o32 (lib32, MIPS's ia32)."""
+    return Userland(name, "-mabi=%s" % abi, tests_dirs, "mips64el", (elf_class, EM_MIPS),
+                    ("/usr/%s/%s" % (MIPS64EL_TRIPLE, libdir),),
+                    libc_package, runtime_prefix, "mips64el", cc="gcc",
+                    extra_suffix=name, x86=False, uapi_arch="mips",
+                    gcc_triple=MIPS64EL_TRIPLE)
 
 
 USERLANDS = {
@@ -118,6 +138,12 @@ USERLANDS = {
                       ("/usr/%s/lib" % ARMHF_TRIPLE,),
                       "libc6-armhf-cross", "lib", "armhf",
                       cc=CROSS_CC, extra_suffix="armhf", x86=False, uapi_arch="arm"),
+    "mips-n64": _mips_userland("mips-n64", "64", 2, "lib", "libc6-mips64el-cross", "lib",
+                               ()),
+    "mips-n32": _mips_userland("mips-n32", "n32", 1, "libn32",
+                               "libc6-mipsn32-mips64el-cross", "libn32", ("tests32",)),
+    "mips-o32": _mips_userland("mips-o32", "32", 1, "lib32",
+                               "libc6-mips32-mips64el-cross", "lib32", ("tests32",)),
 }
 
 
@@ -144,6 +170,10 @@ class Target:
     # In its architecture's group (and "all"); a target outside them runs
     # only when TARGETS names it.
     grouped: bool = True
+    # The most vCPUs its machine and CPU model can run (0: no limit). A
+    # case that needs more is "-" there, with the reason (compare.py).
+    max_cpus: int = 0
+    max_cpus_why: str = ""
 
     @property
     def user(self):
@@ -174,10 +204,14 @@ KERNEL_CONFIGS = {
                           "arch/arm64/boot/Image", cross=ARM64_TRIPLE),
     "arm": KernelConfig("arm", "arm", ("common.config", "arm.config"),
                         "arch/arm/boot/zImage", cross=ARMHF_TRIPLE),
+    # Malta boots the ELF image itself.
+    "mips64el": KernelConfig("mips64el", "mips", ("common.config", "mips64el.config"),
+                             "vmlinux", cross=MIPS64EL_TRIPLE,
+                             gcc_triple=MIPS64EL_TRIPLE),
 }
 
 # What bisect-check builds after every patch of the series.
-BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm")
+BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm", "mips64el")
 
 
 def bisect_configs(targets=None):
@@ -206,6 +240,14 @@ I386_CPU = "qemu32,+smap,+smep"
 ARM64_CPU = "cortex-a57"
 ARM_CPU = "cortex-a15"
 ARM_VIRT_PORTS = {"console": "ttyAMA0", "results_port": "hvc0", "coverage_port": "hvc1"}
+# A MIPS64 Release 2 CPU, as Debian's mips64el port requires. QEMU's
+# Malta runs several CPUs only of models with a Coherence Manager (the
+# I6400, MIPS64 Release 6, whose encodings Debian's R2 programs do not
+# run) or with MIPS MT (the 34Kf, 32-bit): one CPU here.
+MIPS64_CPU = "MIPS64R2-generic"
+MIPS_MALTA = {"max_cpus": 1,
+              "max_cpus_why": "QEMU's Malta runs one MIPS64 Release 2 CPU (it has SMP only "
+                              "for Release 6 and MIPS MT models)"}
 
 # PREEMPT=: the preemption models a tinyconfig kernel can be built with
 # (kconfig/preempt-MODEL.config). Unset, each kernel keeps its tree's
@@ -252,14 +294,25 @@ TARGETS = (
            "qemu-system-aarch64", "virt", ARM64_CPU, **ARM_VIRT_PORTS),
     Target("armhf", "arm", "armhf", "ilp32",
            "qemu-system-arm", "virt", ARM_CPU, **ARM_VIRT_PORTS),
+    # One little-endian MIPS64 kernel on QEMU's Malta board, its three ABIs.
+    *(Target(name, "mips64el", userland, abi, "qemu-system-mips64el", "malta", MIPS64_CPU,
+             **MIPS_MALTA)
+      for name, userland, abi in (("mips64el", "mips-n64", "lp64"),
+                                  ("mips64el-n32", "mips-n32", "ilp32"),
+                                  ("mips64el-o32", "mips-o32", "ilp32"))),
 )
 
 # TARGETS=GROUP: the targets of an architecture, or all of them. Without
 # TARGETS the x86 ones run: the ARM ones triple the cold build and the
 # guests' time (docs/timing.md), and run in make check as a short step.
+def _arch_of(t):
+    return KERNEL_CONFIGS[t.kconfig].arch
+
+
 TARGET_GROUPS = {
     "x86": tuple(t.name for t in TARGETS if t.x86 and t.grouped),
-    "arm": tuple(t.name for t in TARGETS if not t.x86 and t.grouped),
+    "arm": tuple(t.name for t in TARGETS if _arch_of(t) in ("arm64", "arm") and t.grouped),
+    "mips": tuple(t.name for t in TARGETS if _arch_of(t) == "mips" and t.grouped),
     "all": tuple(t.name for t in TARGETS if t.grouped),
 }
 
@@ -287,7 +340,8 @@ DEVIATIONS = "deviations.txt"
 MAINLINE_FRAGMENTS = {"x86_64": ("mainline.config", "mainline-x86.config"),
                       "x86_64-noia32": ("mainline.config", "mainline-x86.config"),
                       "i386": ("mainline.config", "mainline-x86.config"),
-                      "arm64": ("mainline.config",), "arm": ("mainline.config",)}
+                      "arm64": ("mainline.config",), "arm": ("mainline.config",),
+                      "mips64el": ("mainline.config",)}
 # The test-only patch directory ("+DIR") that is not in patches/: the mails
 # for mainline, at the top of the repo (tree.patches_for).
 UPSTREAM = "upstream"
@@ -545,10 +599,12 @@ def kernel_coverage(kernel):
     return bool(KERNEL_VARIANTS.get(kernel, {}).get("coverage"))
 
 
-def guest_cpus(kernel, asked):
+def guest_cpus(kernel, asked, target=None):
     """The vCPUs a guest of `kernel` boots with: CPUS= (`asked`), or more
-    where the variant needs more for its cases to run at all."""
-    return max(asked, KERNEL_VARIANTS.get(kernel, {}).get("min_cpus", 1))
+    where the variant needs more for its cases to run at all; never more
+    than `target`'s machine runs."""
+    cpus = max(asked, KERNEL_VARIANTS.get(kernel, {}).get("min_cpus", 1))
+    return min(cpus, target.max_cpus) if target is not None and target.max_cpus else cpus
 
 
 def kernel_append(kernel):

@@ -1523,10 +1523,13 @@ static int death_negative_offset(void)
  * A native futex_offset is a long: 2 GiB and more from the link must
  * reach the word (the compat one is 32 bits and cannot say it). A page
  * for the link and head, and one 2 GiB further on for the word, both
- * shared, in a reservation that keeps the space between them free.
+ * shared, in a reservation that keeps the space between them free. Both
+ * pages are aligned to FAR_ALIGN: MIPS refuses (EINVAL) a fixed shared
+ * mapping whose address is not aligned to its SHMLBA (cache colouring).
  */
 #define FAR_OFFSET	(1UL << 31)
 #define FAR_LINK	64
+#define FAR_ALIGN	(256UL << 10)	/* MIPS's SHMLBA, the largest there is */
 
 static int owner_far_offset(void *arg)
 {
@@ -1551,19 +1554,21 @@ static void *shared_at(char *at)
 
 static int death_offset_beyond_2gib(void)
 {
-	char *base = mmap(NULL, FAR_OFFSET + 4096, PROT_NONE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t size = FAR_OFFSET + 4096 + FAR_ALIGN;
+	char *space = mmap(NULL, size, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *base = (char *)(((uintptr_t)space + FAR_ALIGN - 1) & ~(FAR_ALIGN - 1));
 	uint32_t word;
 	int died;
 
-	RFM_CHECK(base != MAP_FAILED, "reserving 2 GiB: %s", rfm_errno_name(errno));
+	RFM_CHECK(space != MAP_FAILED, "reserving 2 GiB: %s", rfm_errno_name(errno));
 	if (shared_at(base) != base || shared_at(base + FAR_OFFSET) != base + FAR_OFFSET) {
-		munmap(base, FAR_OFFSET + 4096);
+		munmap(space, size);
 		RFM_CHECK(0, "mapping the two pages: %s", rfm_errno_name(errno));
 	}
 	died = expect_child_exit(rfm_run_child(owner_far_offset, base));
 	memcpy(&word, base + FAR_LINK + FAR_OFFSET, sizeof(word));
-	munmap(base, FAR_OFFSET + 4096);
+	munmap(space, size);
 	if (died)
 		return RFM_FAIL;
 	rfm_obs("word", "%#x", word);

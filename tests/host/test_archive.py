@@ -443,6 +443,23 @@ class PackageSets(unittest.TestCase):
         self.assertEqual(self.names("run", "x86_64") & {"gcc-multilib", "busybox-static:i386"},
                          set())
 
+    def test_the_mips_targets_add_theirs_and_no_others(self):
+        got = self.names("run", "mips")
+        self.assertTrue({"qemu-system-mips", "binutils-mips64el-linux-gnuabi64",
+                         "gcc-12-mips64el-linux-gnuabi64", "cpp-12-mips64el-linux-gnuabi64",
+                         "libc6-dev-mipsn32-mips64el-cross", "lib32gcc-12-dev-mips64el-cross",
+                         "busybox-static:mips64el"} <= got, got)
+        self.assertFalse([n for n in got if any(w in n for w in ARM_WORDS + ("x86", "s390"))],
+                         got)
+        # Debian's cross gcc conflicts with gcc-multilib: it is unpacked
+        # into the cache (a deb row), never installed.
+        kinds = {n.name: n.kind for n in deps.needs_of("run", select_targets("mips"))}
+        self.assertEqual(kinds["gcc-12-mips64el-linux-gnuabi64"], deps.DEB)
+        # n64 alone needs neither multilib.
+        self.assertFalse({"libc6-dev-mipsn32-mips64el-cross", "libc6-dev-mips32-mips64el-cross"}
+                         & self.names("run", "mips64el"))
+        self.assertFalse([n for n in self.names("run", "x86") if "mips" in n])
+
     def test_a_missing_program_is_one_error_line(self):
         def missing(_args):
             raise FileNotFoundError(2, "No such file or directory", "patch")

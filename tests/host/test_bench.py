@@ -1,8 +1,11 @@
 """bench.py: figures from a boot's records, the two methods side by side,
 and the performance gate on the exact figures."""
+import os
 import unittest
+from unittest import mock
 
-from rfmlib import bench, kbuild, targets
+from rfmlib import bench, kbuild, knobs, targets
+from rfmlib.log import Fatal
 
 
 def records(walk_u, walk_c, no_list, empty_list, user=700, n=2048, signal=3000):
@@ -124,12 +127,20 @@ class Gate(unittest.TestCase):
             check = "empty list - no list <= %d (no exit counter)" % bound
             self.assertTrue(ok[check], target)
             self.assertFalse(bad[check], target)
-        # Every architecture is judged one way or the other, never both.
-        self.assertEqual(set(bench.EMPTY_LIST_BOUNDS) | set(bench.COUNTED_ARCHES),
-                         {c.arch for c in targets.KERNEL_CONFIGS.values()})
-        self.assertFalse(set(bench.EMPTY_LIST_BOUNDS) & set(bench.COUNTED_ARCHES))
+        # Every architecture is judged one way or the other, never both,
+        # or refused by name.
+        ways = (set(bench.EMPTY_LIST_BOUNDS), set(bench.COUNTED_ARCHES), set(bench.NOT_GATED))
+        self.assertEqual(set().union(*ways), {c.arch for c in targets.KERNEL_CONFIGS.values()})
+        self.assertEqual(sum(len(w) for w in ways), len(set().union(*ways)))
         self.assertLess(bench.empty_list_bound("arm64"), 105)
         self.assertGreaterEqual(bench.empty_list_bound("armhf"), 105)
+
+    def test_a_target_with_no_bound_is_refused_by_name(self):
+        with mock.patch.dict(os.environ, {"TARGETS": "x86_64,mips64el-n32",
+                                          "KERNELS": "bench-exit,bench-exit-stock"}), \
+                mock.patch.object(knobs, "serving", lambda: "perf-gate"):
+            with self.assertRaisesRegex(Fatal, "mips64el-n32: no bound measured yet for MIPS"):
+                bench.cmd_perf_gate(None)
 
     def test_the_exit_release_counted_where_it_runs_replaces_the_bound(self):
         # Equal to stock passes; one instruction more on either kind fails,

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rfmlib import config, guest, kbuild, knobs, targets, tree
+from rfmlib import config, guest, kbuild, knobs, targets, toolchain, tree
 from rfmlib.log import Fatal
 
 from tests.host import util
@@ -295,16 +295,18 @@ class Selection(unittest.TestCase):
 
     def test_unknown_target(self):
         with self.assertRaisesRegex(ValueError, "riscv64.*known: x86_64, x86_64-ia32, i386"
-                                    ".*groups: x86, arm, all"):
+                                    ".*groups: x86, arm, mips, all"):
             targets.select_targets("x86_64,riscv64")
 
     def test_groups(self):
         names = lambda spec: [t.name for t in targets.select_targets(spec)]
         x86 = ["x86_64", "x86_64-ia32", "i386", "x86_64-x32", "i386-pentium3"]
         arm = ["arm64", "arm64-aarch32", "armhf"]
+        mips = ["mips64el", "mips64el-n32", "mips64el-o32"]
         self.assertEqual(names("x86"), x86)
         self.assertEqual(names("arm"), arm)
-        self.assertEqual(names("all"), x86 + arm)
+        self.assertEqual(names("mips"), mips)
+        self.assertEqual(names("all"), x86 + arm + mips)
         self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
     def test_bisect_configs_follow_targets(self):
@@ -316,6 +318,7 @@ class Selection(unittest.TestCase):
                          {t.kconfig for t in targets.TARGETS} | {"x86_64-noia32"})
         self.assertEqual(configs("x86"), ("x86_64", "x86_64-noia32", "i386"))
         self.assertEqual(configs("arm"), ("arm64", "arm"))
+        self.assertEqual(configs("mips"), ("mips64el",))
         self.assertEqual(configs("x86_64-x32"), ("x86_64", "x86_64-noia32"))
         self.assertEqual(configs("i386-pentium3,armhf"), ("i386", "arm"))
         self.assertEqual(configs("all"), targets.BISECT_CONFIGS)
@@ -415,6 +418,52 @@ class ArmTargets(TempDirTest):
         self.assertTrue(text.startswith("USERLAND\n"), text)
         self.assertLess(text.index("01-virtio_mmio.ko"), text.index("02-virtio_console.ko"))
         self.assertIn("file /lib/modules/rfm/01-virtio_mmio.ko", text)
+
+
+class MipsTargets(TempDirTest):
+    """The MIPS rows: Debian's cross gcc from the cache, one compiler for
+    three ABIs; Malta's two UARTs; one CPU."""
+
+    def fake_toolchain(self, with_binutils=True):
+        triple = targets.MIPS64EL_TRIPLE
+        root = self.dir / "tc"
+        (root / "bin").mkdir(parents=True)
+        for tool in ("gcc", "as", "ld") if with_binutils else ("gcc",):
+            (root / "bin" / ("%s-%s" % (triple, tool))).write_text("")
+        return mock.patch.object(toolchain, "_root", lambda t: root), root, triple
+
+    def test_one_compiler_for_three_abis(self):
+        patch, root, triple = self.fake_toolchain()
+        with patch, mock.patch.object(toolchain, "_link_runtime", lambda r, t: None):
+            got = {u: toolchain.user_compiler(targets.USERLANDS[u])
+                   for u in ("mips-n64", "mips-n32", "mips-o32")}
+            make = toolchain.kernel_make_args(targets.KERNEL_CONFIGS["mips64el"])
+        gcc = str(root / "bin" / ("%s-gcc" % triple))
+        self.assertEqual(got, {"mips-n64": [gcc, "-mabi=64"], "mips-n32": [gcc, "-mabi=n32"],
+                               "mips-o32": [gcc, "-mabi=32"]})
+        self.assertEqual(make, ["CROSS_COMPILE=%s-" % (root / "bin" / triple)])
+        # The others keep theirs.
+        self.assertEqual(toolchain.user_compiler(targets.USERLANDS["ilp32"]), ["gcc", "-m32"])
+        self.assertEqual(toolchain.kernel_make_args(targets.KERNEL_CONFIGS["x86_64"]), [])
+
+    def test_missing_binutils_is_one_clear_error(self):
+        patch, _, triple = self.fake_toolchain(with_binutils=False)
+        with patch, mock.patch.object(toolchain, "_link_runtime", lambda r, t: None):
+            with self.assertRaisesRegex(Fatal, "binutils-%s: run `make deps`" % triple):
+                toolchain.gcc(triple)
+
+    def test_malta_ports_and_one_cpu(self):
+        from rfmlib import qemu
+        kdir = self.dir / "k"
+        kdir.mkdir()
+        self.write("u.cpio", "cpio")
+        t = targets.target("mips64el-o32")
+        cmd = qemu.qemu_command(t, kdir / "bzImage", self.dir / "u.cpio", "tcg", "tests",
+                                self.dir / "console.log", self.dir / "results.ktap", cpus=1)
+        self.assertEqual(cmd[0], "qemu-system-mips64el")
+        self.assertEqual(cmd.count("-serial"), 2)   # the PIIX4's ttyS0 and ttyS1
+        self.assertIn("rfm.results=/dev/ttyS1", " ".join(cmd))
+        self.assertEqual(t.max_cpus, 1)
 
 
 class OutDirLock(TempDirTest):

@@ -64,6 +64,37 @@ class GuestVcpus(unittest.TestCase):
     def test_icount_boots_one_cpu_whatever_the_variant(self):
         self.assertEqual(self.guests(("baseline",), 2, icount=True), {"baseline": 1})
 
+    def test_never_more_than_the_targets_machine_runs(self):
+        malta = targets.target("mips64el")
+        self.assertEqual(malta.max_cpus, 1)
+        self.assertEqual(targets.guest_cpus("baseline", 1, malta), 1)
+        self.assertEqual(targets.guest_cpus("series", 4, malta), 1)
+        self.assertEqual(targets.guest_cpus("baseline", 1, targets.target("x86_64")), 2)
+
+
+class BeyondTheMachine(unittest.TestCase):
+    """A case that skips for want of CPUs its target's machine cannot have
+    is "-" there, with the reason; anywhere else it stays a skip."""
+
+    def cell(self, target, reason, status=ktap.SKIP):
+        case = mock.Mock(status=status, reason=reason, obs={}, diag=[], attempts=())
+        run = mock.Mock(target=target)
+        return compare._cell(run, "smp.x", {"smp.x": case})
+
+    def test_malta_cannot_have_a_second_cpu(self):
+        cell = self.cell("mips64el", "1 CPU(s) online: the race needs 2 (CPUS=2)")
+        self.assertEqual(cell["status"], compare.NA)
+        self.assertIn("needs 2 CPUs: QEMU's Malta", cell["reason"])
+
+    def test_a_machine_that_could_stays_a_skip(self):
+        self.assertEqual(self.cell("x86_64", "1 CPU(s) online: the race needs 2 (CPUS=2)")
+                         ["status"], ktap.SKIP)
+
+    def test_other_skips_and_results_stay(self):
+        self.assertEqual(self.cell("mips64el", "no PTRACE_SINGLESTEP")["status"], ktap.SKIP)
+        self.assertEqual(self.cell("mips64el", "1 CPU(s) online: the race needs 2",
+                                   status=ktap.FAIL)["status"], ktap.FAIL)
+
 
 class Slots(unittest.TestCase):
     """LocalQemu's host threads: a guest of two vCPUs takes two."""

@@ -364,13 +364,14 @@ static inline int rfm_can_single_step(void)
 	return ok;
 }
 
-#define RFM_NO_SINGLESTEP "no PTRACE_SINGLESTEP on this kernel (32-bit ARM has none)"
+#define RFM_NO_SINGLESTEP "no PTRACE_SINGLESTEP on this kernel (32-bit ARM and MIPS have none)"
 
 /*
- * Only a 32-bit ARM kernel may refuse single steps (AArch32 tasks under
- * arm64 have them): anywhere else a refusal is a failure, not a skip.
+ * Only a 32-bit ARM kernel (AArch32 tasks under arm64 have them) and a
+ * MIPS one (no arch_has_single_step(), any ABI) may refuse single steps:
+ * anywhere else a refusal is a failure, not a skip.
  */
-#ifdef __arm__
+#if defined(__arm__) || defined(__mips__)
 #define RFM_SINGLESTEP_OPTIONAL	1
 #else
 #define RFM_SINGLESTEP_OPTIONAL	0

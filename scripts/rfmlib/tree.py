@@ -251,11 +251,12 @@ def _read_json(path):
 def _hold(root, slot, exclusive):
     """Hold tree `slot`'s lock, shared or exclusive, until release() or the
     end of the run; waits (saying so) while another run has it the other
-    way. Returns the lock file, for children to inherit."""
-    lock = _SLOT_LOCKS.get(slot)
+    way. Returns the lock file, for children to inherit. A lock is the
+    tree's own: "pristine" of the 6.1 tree is not 7.3's."""
+    lock = _SLOT_LOCKS.get((root, slot))
     if lock is None:
         root.mkdir(parents=True, exist_ok=True)
-        lock = _SLOT_LOCKS[slot] = open(root / ("%s.lock" % slot), "w")
+        lock = _SLOT_LOCKS[(root, slot)] = open(root / ("%s.lock" % slot), "w")
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
     try:
         fcntl.flock(lock, mode | fcntl.LOCK_NB)
@@ -267,10 +268,10 @@ def _hold(root, slot, exclusive):
 
 
 def release(slot):
-    """Let other runs change tree `slot` (this run is done with it)."""
-    lock = _SLOT_LOCKS.pop(slot, None)
-    if lock is not None:
-        lock.close()
+    """Let other runs change tree `slot` (this run is done with it), in
+    whichever trees this run holds it."""
+    for key in [k for k in _SLOT_LOCKS if k[1] == slot]:
+        _SLOT_LOCKS.pop(key).close()
 
 
 _SLOT_LOCKS = {}

@@ -245,7 +245,7 @@ class BuildDirKilledWhileEmptied(TempDir):
 class TreeLocks(TempDir):
     def setUp(self):
         super().setUp()
-        self.addCleanup(lambda: [tree.release(s) for s in list(tree._SLOT_LOCKS)])
+        self.addCleanup(lambda: [tree.release(s) for _, s in list(tree._SLOT_LOCKS)])
 
     def other_run(self, exclusive):
         """Another run using the pristine tree (extracted from a small
@@ -301,7 +301,7 @@ class TreeKilledAfterLinking(TempDir):
         patch = self.dir / "1.patch"
         patch.write_text("--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-int a;\n+int a1;\n")
         root = self.dir / "src"
-        self.addCleanup(lambda: [tree.release(s) for s in list(tree._SLOT_LOCKS)])
+        self.addCleanup(lambda: [tree.release(s) for _, s in list(tree._SLOT_LOCKS)])
         with contextlib.redirect_stdout(io.StringIO()):
             t, _ = tree.update_tree(pristine, root, "slot", [patch])
         first = tree.generation(t)

@@ -166,3 +166,20 @@ class BuildDir(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SlotLocks(unittest.TestCase):
+    """Each tree has its own locks: a run that holds the 6.1 tree's
+    "pristine" shared must not think it holds 7.3's (two runs once
+    extracted 7.3 over each other that way: "File exists")."""
+
+    def test_the_same_slot_of_two_trees_is_two_locks(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = Path(d) / "6.1", Path(d) / "7.3"
+            self.addCleanup(tree.release, "pristine")
+            first = tree._hold(a, "pristine", exclusive=False)
+            second = tree._hold(b, "pristine", exclusive=False)
+            self.assertIsNot(first, second)
+            self.assertEqual(Path(second.name), b / "pristine.lock")
+            tree.release("pristine")
+            self.assertFalse([k for k in tree._SLOT_LOCKS if k[1] == "pristine"])

@@ -11,11 +11,11 @@ import json
 import shutil
 
 from . import atomic, compare, config, deps, knobs, ktap, lava, merge
-from .log import Fatal, Usage, progress
+from .log import Fatal, Usage, progress, warn
 from .matrix import provenance, render_dir, run_meta, write_run
 from .pipeline import LocalQemu, Pipeline, boot_all, load_guest_run, program_timeout
 from .tables import format_table
-from .targets import select_targets
+from .targets import select_targets, target as target_named
 
 INDEX = "index.json"
 
@@ -64,6 +64,12 @@ def cmd_lava(_args):
     print(format_table(["job", "kernel", "target", "programs"], [
         [name, j["kernel"], j["target"], str(len(j["programs"]))]
         for name, j in sorted(index.items())]))
+    for name, j in sorted(index.items()):
+        if not lava.lab_can_boot(target_named(j["target"])):
+            warn("%s: LAVA's qemu device type (%s) has no arch %s: a lab of "
+                 "Debian 12's LAVA cannot boot it" % (
+                     name, lava.server_name(),
+                     lava.config_arch(target_named(j["target"]))))
     print("%d job(s) in %s/jobs, artifacts at %s/artifacts/; %s" % (
         len(index), where, url_base,
         "%d invalid" % len(bad) if bad else "all valid (lava_common, strict)"))
@@ -165,11 +171,17 @@ def tampered(log_text):
 def lava_pairs(targets):
     """The guests lava-check boots both here and through lava-run: the first
     of TARGETS on each kernel config (x86: x86_64 and i386; arm: arm64 and
-    armhf), so that every QEMU device setup of those targets is crossed."""
+    armhf), so that every QEMU device setup of those targets is crossed;
+    not those LAVA's qemu device type cannot boot (named)."""
     firsts = {}
     for t in targets:
         firsts.setdefault(t.kconfig, t)
-    return tuple(firsts.values())
+    refused = [t.name for t in firsts.values() if not lava.lab_can_boot(t)]
+    if refused:
+        warn("lava-check: LAVA's qemu device type (%s) has no arch for %s: "
+             "its jobs are written and validated, not run" % (
+                 lava.server_name(), ", ".join(refused)))
+    return tuple(t for t in firsts.values() if t.name not in refused)
 
 
 def cmd_lava_check(_args):
@@ -192,7 +204,8 @@ def cmd_lava_check(_args):
     pairs = lava_pairs(targets)
     if len(pairs) < 2:
         raise Usage("lava-check crosses a local run with LAVA ones: TARGETS must name "
-                    "targets of two kernel configs at least (x86, arm or all)")
+                    "targets of two kernel configs at least that LAVA can boot (x86, arm "
+                    "or all)")
     p = Pipeline(("series",), pairs).build()
     local = boot_all(LocalQemu("tcg", config.jobs()), p.guests(where / "local"))["series"]
     imported = p.guests(where / "imported")

@@ -209,6 +209,29 @@ def device_types():
     return templates
 
 
+def qemu_arches():
+    """The arch values lava-server's qemu device type accepts (its
+    template's available_architectures, read from the template itself):
+    Debian 12's (2023.01) has mips64 but no mips64el."""
+    text = (device_types() / "qemu.jinja2").read_text()
+    block = text.split("available_architectures:", 1)[1].split("\n\n", 1)[0]
+    arches = set(re.findall(r"^- ([\w-]+)\s*$", block, re.M))
+    listed = re.search(r"qemu_misc_architectures = \[([^\]]*)\]", text)
+    if listed:
+        arches |= set(re.findall(r"'([\w-]+)'", listed.group(1)))
+    return arches
+
+
+def server_name():
+    """lava-server's package, as NAME_VERSION_ARCH."""
+    return deps.lava_server().name[:-len(".deb")]
+
+
+def lab_can_boot(t):
+    """Can the qemu device type of the LAVA this machine has boot target t?"""
+    return config_arch(t) in qemu_arches()
+
+
 RENDER = """
 import sys, jinja2, yaml
 env = jinja2.Environment(loader=jinja2.FileSystemLoader(sys.argv[1]), trim_blocks=True,

@@ -10,6 +10,7 @@ import shutil
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from rfmlib import compare, lava, pipeline, targets
 from tests.host import util
@@ -240,3 +241,23 @@ class Jobs(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LabArches(unittest.TestCase):
+    """Which targets the lab's qemu device type can boot, read from its
+    template: Debian 12's (lava-server 2023.01) has mips64, no mips64el."""
+
+    TEMPLATE = ("{% set qemu_misc_architectures = [\n'alpha', 's390x'] %}\n\n"
+                "available_architectures:\n- arm64\n- arm\n- x86_64\n- i386\n- mips64\n"
+                "{% for arch in qemu_misc_architectures %}\n- {{ arch }}\n{% endfor %}\n\n"
+                "actions:\n- not-an-arch\n")
+
+    def test_the_template_decides(self):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "qemu.jinja2").write_text(self.TEMPLATE)
+            with mock.patch.object(lava, "device_types", lambda: Path(d)):
+                self.assertEqual(lava.qemu_arches(),
+                                 {"arm64", "arm", "x86_64", "i386", "mips64", "alpha", "s390x"})
+                can = {t.name: lava.lab_can_boot(t) for t in targets.TARGETS}
+        self.assertTrue(all(can[n] for n in ("x86_64", "i386", "arm64-aarch32", "armhf")))
+        self.assertFalse(any(can[n] for n in targets.TARGET_GROUPS["mips"]))

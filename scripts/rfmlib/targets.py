@@ -101,11 +101,14 @@ MIPS64EL_TRIPLE = "mips64el-linux-gnuabi64"
 EM_MIPS = 8
 
 
-def _mips_userland(name, abi, elf_class, libdir, libc_package, runtime_prefix, tests_dirs):
-    """A MIPS64 ABI of Debian's mips64el port: n64 (lib), n32 (libn32:
-    ILP32 with 64-bit registers, MIPS's x32) or o32 (lib32, MIPS's ia32)."""
+def _mips_userland(name, abi, elf_class, libdirs, libc_package, runtime_prefix, tests_dirs):
+    """A MIPS64 ABI of Debian's mips64el port: n64, n32 (ILP32 with 64-bit
+    registers, MIPS's x32) or o32 (MIPS's ia32). `libdirs`: where Debian's
+    cross packages put its shared libraries, under /usr/<triple>: n64's in
+    lib (its loader alone in lib64), n32's in lib32, o32's in libo32 (its
+    loader, /lib/ld.so.1, linked from lib)."""
     return Userland(name, "-mabi=%s" % abi, tests_dirs, "mips64el", (elf_class, EM_MIPS),
-                    ("/usr/%s/%s" % (MIPS64EL_TRIPLE, libdir),),
+                    tuple("/usr/%s/%s" % (MIPS64EL_TRIPLE, d) for d in libdirs),
                     libc_package, runtime_prefix, "mips64el", cc="gcc",
                     extra_suffix=name, x86=False, uapi_arch="mips",
                     gcc_triple=MIPS64EL_TRIPLE)
@@ -138,11 +141,11 @@ USERLANDS = {
                       ("/usr/%s/lib" % ARMHF_TRIPLE,),
                       "libc6-armhf-cross", "lib", "armhf",
                       cc=CROSS_CC, extra_suffix="armhf", x86=False, uapi_arch="arm"),
-    "mips-n64": _mips_userland("mips-n64", "64", 2, "lib", "libc6-mips64el-cross", "lib",
-                               ()),
-    "mips-n32": _mips_userland("mips-n32", "n32", 1, "libn32",
+    "mips-n64": _mips_userland("mips-n64", "64", 2, ("lib64", "lib"), "libc6-mips64el-cross",
+                               "lib", ()),
+    "mips-n32": _mips_userland("mips-n32", "n32", 1, ("lib32",),
                                "libc6-mipsn32-mips64el-cross", "libn32", ("tests32",)),
-    "mips-o32": _mips_userland("mips-o32", "32", 1, "lib32",
+    "mips-o32": _mips_userland("mips-o32", "32", 1, ("libo32",),
                                "libc6-mips32-mips64el-cross", "lib32", ("tests32",)),
 }
 

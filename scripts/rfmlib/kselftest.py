@@ -212,7 +212,7 @@ def build(user, which="all"):
     suite = tests / SUITE_DIR
     include = ["-I", str(suite.parent / "include"), "-I", str(suite.parent.parent)]
     # (name, sources, flags, libraries) of each program
-    builds = [(n, [suite / ("%s.c" % n)], CFLAGS + include, LDLIBS)
+    builds = [(n, [suite / ("%s.c" % n)], CFLAGS + include, LDLIBS + list(user.ldlibs))
               for n in programs(tests) if which == "all" or n in ROBUST]
     builds += [(n, files, X86_CFLAGS + ["-I", str(suite.parent.parent)], X86_LDLIBS)
                for n, files in x86_programs(tests, user)]

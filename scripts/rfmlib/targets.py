@@ -76,6 +76,9 @@ class Userland:
     # Built with Debian's cross gcc of this triple (toolchain.py) and
     # cflag, not with `cc`.
     gcc_triple: str = ""
+    # Libraries other programs than the project's (mainline's selftests)
+    # link beyond their Makefile's: o32 has no 64-bit atomic instruction.
+    ldlibs: tuple = ()
 
     @property
     def suffix(self):
@@ -101,7 +104,8 @@ MIPS64EL_TRIPLE = "mips64el-linux-gnuabi64"
 EM_MIPS = 8
 
 
-def _mips_userland(name, abi, elf_class, libdirs, libc_package, runtime_prefix, tests_dirs):
+def _mips_userland(name, abi, elf_class, libdirs, libc_package, runtime_prefix, tests_dirs,
+                   ldlibs=()):
     """A MIPS64 ABI of Debian's mips64el port: n64, n32 (ILP32 with 64-bit
     registers, MIPS's x32) or o32 (MIPS's ia32). `libdirs`: where Debian's
     cross packages put its shared libraries, under /usr/<triple>: n64's in
@@ -111,7 +115,7 @@ def _mips_userland(name, abi, elf_class, libdirs, libc_package, runtime_prefix, 
                     tuple("/usr/%s/%s" % (MIPS64EL_TRIPLE, d) for d in libdirs),
                     libc_package, runtime_prefix, "mips64el", cc="gcc",
                     extra_suffix=name, x86=False, uapi_arch="mips",
-                    gcc_triple=MIPS64EL_TRIPLE)
+                    gcc_triple=MIPS64EL_TRIPLE, ldlibs=ldlibs)
 
 
 USERLANDS = {
@@ -146,7 +150,8 @@ USERLANDS = {
     "mips-n32": _mips_userland("mips-n32", "n32", 1, ("lib32",),
                                "libc6-mipsn32-mips64el-cross", "libn32", ("tests32",)),
     "mips-o32": _mips_userland("mips-o32", "32", 1, ("libo32",),
-                               "libc6-mips32-mips64el-cross", "lib32", ("tests32",)),
+                               "libc6-mips32-mips64el-cross", "lib32", ("tests32",),
+                               ldlibs=("-latomic",)),
 }
 
 

@@ -22,29 +22,35 @@ from pathlib import Path
 from . import config, deps, kbuild, knobs, procs, toolchain
 from .log import Fatal, progress
 from .tree import patches_for, pristine_tree, variant_tree
-from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC, MIPS64EL_TRIPLE
+from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC, MIPS64_TRIPLE, MIPS64EL_TRIPLE
 
 ABI_DIR = config.REPO / "abi"
 # ABI -> the compiler flag that selects it (with CROSS_CC for ARM).
 ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32",
         "aapcs64": "--target=" + ARM64_TRIPLE, "eabi": "--target=" + ARMHF_TRIPLE,
-        "n64": "-mabi=64", "n32": "-mabi=n32", "o32": "-mabi=32"}
-# ABIs built with Debian's cross gcc of a triple (toolchain.py), by flag.
-GCC_TRIPLES = {"n64": MIPS64EL_TRIPLE, "n32": MIPS64EL_TRIPLE, "o32": MIPS64EL_TRIPLE}
+        "n64": "-mabi=64", "n32": "-mabi=n32", "o32": "-mabi=32",
+        "n64be": "-mabi=64", "n32be": "-mabi=n32", "o32be": "-mabi=32"}
+# ABIs built with Debian's cross gcc of a triple (toolchain.py), by flag:
+# MIPS's three, little- and big-endian.
+GCC_TRIPLES = {**{a: MIPS64EL_TRIPLE for a in ("n64", "n32", "o32")},
+               **{a + "be": MIPS64_TRIPLE for a in ("n64", "n32", "o32")}}
 # ABI -> the ARCH= whose exported headers it reads.
-HEADER_ARCH = {"lp64": "x86", "ilp32": "x86", "x32": "x86",
-               "aapcs64": "arm64", "eabi": "arm", "n64": "mips", "n32": "mips", "o32": "mips"}
+HEADER_ARCH = {"lp64": "x86", "ilp32": "x86", "x32": "x86", "aapcs64": "arm64", "eabi": "arm",
+               **{a: "mips" for a in GCC_TRIPLES}}
 PAHOLE_TYPES = "robust_list_head,robust_list"
 # A target's user-space ABI (targets.USERLANDS) -> its ABI here: make abi
 # checks the ABIs of TARGETS (x86's by default; TARGETS=arm or all for ARM's).
 USERLAND_ABIS = {"lp64": "lp64", "ilp32": "ilp32", "x32": "x32",
                  "arm64": "aapcs64", "armhf": "eabi",
-                 "mips-n64": "n64", "mips-n32": "n32", "mips-o32": "o32"}
+                 "mips-n64": "n64", "mips-n32": "n32", "mips-o32": "o32",
+                 "mipsbe-n64": "n64be", "mipsbe-n32": "n32be", "mipsbe-o32": "o32be"}
 # The Debian packages holding an ABI's system headers.
 SYSTEM_HEADERS = {"x32": "libc6-dev-x32", "aapcs64": "libc6-dev-arm64-cross",
                   "eabi": "libc6-dev-armhf-cross", "n64": "libc6-dev-mips64el-cross",
                   "n32": "libc6-dev-mipsn32-mips64el-cross",
-                  "o32": "libc6-dev-mips32-mips64el-cross"}
+                  "o32": "libc6-dev-mips32-mips64el-cross", "n64be": "libc6-dev-mips64-cross",
+                  "n32be": "libc6-dev-mipsn32-mips64-cross",
+                  "o32be": "libc6-dev-mips32-mips64-cross"}
 # Where a cross ABI's system headers are (the host's own: /usr/include).
 SYSTEM_INCLUDE = {"aapcs64": "/usr/%s/include" % ARM64_TRIPLE,
                   "eabi": "/usr/%s/include" % ARMHF_TRIPLE,

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from . import archive, atomic, config, knobs, procs, steps, toolchain
 from .log import Fatal, one_line, progress, warn
 from .tables import format_table
-from .targets import KERNEL_CONFIGS, KERNEL_VARIANTS, MIPS64EL_TRIPLE, USERLANDS
+from .targets import (KERNEL_CONFIGS, KERNEL_VARIANTS, MIPS64_TRIPLE, MIPS64EL_TRIPLE,
+                      USERLANDS)
 
 APT, DEB, NPM = "apt", "deb", "npm"
 
@@ -53,11 +54,35 @@ class Need:
     program: str = ""
 
 
+def _mips_rows(triple, port):
+    """What the MIPS targets of one byte order need: its toolchain, for
+    kernels and programs (each target's kernel has its programs' triple),
+    and per ABI its cross libc and libgcc."""
+    abis = tuple(u for u, ul in USERLANDS.items() if ul.gcc_triple == triple)
+    n64, n32, o32 = (tuple(u for u in abis if u.endswith(a)) for a in ("n64", "n32", "o32"))
+    return (
+        *(Need(DEB, p % triple, "cross-building the %s kernel and programs (unpacked into "
+               "the cache: it conflicts with gcc-multilib)" % port, userlands=abis)
+          for p in toolchain.PACKAGES),
+        Need(APT, "binutils-%s" % triple, "linking %s kernels and programs" % port,
+             userlands=abis),
+        Need(APT, "libc6-dev-%s-cross" % port, "static %s test programs (headers; n64)" % port,
+             userlands=abis),
+        Need(APT, "libgcc-12-dev-%s-cross" % port, "static %s test programs (gcc's headers, "
+             "libgcc)" % port, userlands=abis),
+        Need(APT, "libc6-dev-mipsn32-%s-cross" % port, "static n32 test programs", userlands=n32),
+        Need(APT, "libn32gcc-12-dev-%s-cross" % port, "static n32 test programs (libgcc)",
+             userlands=n32),
+        Need(APT, "libc6-dev-mips32-%s-cross" % port, "static o32 test programs", userlands=o32),
+        Need(APT, "lib32gcc-12-dev-%s-cross" % port, "static o32 test programs (libgcc)",
+             userlands=o32),
+    ) if n64 else ()
+
+
 X86 = ("x86_64", "i386")
 ARM = ("arm64", "arm")
 ILP32_X86 = ("ilp32", "x32")
 MIPS = ("mips",)
-MIPS_ABIS = ("mips-n64", "mips-n32", "mips-o32")
 
 NEEDS = (
     Need(APT, "make", "the build"),
@@ -112,33 +137,17 @@ NEEDS = (
          userlands=("armhf",)),
     # MIPS kernels and guests: Debian's cross gcc, which conflicts with
     # gcc-multilib, unpacked into the cache (toolchain.py); what it uses
-    # and does not conflict, installed.
-    *(Need(DEB, p % MIPS64EL_TRIPLE, "cross-building the MIPS kernel and programs "
-           "(unpacked into the cache: it conflicts with gcc-multilib)", kernel_arches=MIPS)
-      for p in toolchain.PACKAGES),
-    *(Need(DEB, p % MIPS64EL_TRIPLE, "cross-building the MIPS programs (unpacked)",
-           userlands=MIPS_ABIS) for p in toolchain.PACKAGES),
-    Need(APT, "binutils-%s" % MIPS64EL_TRIPLE, "linking MIPS kernels", kernel_arches=MIPS),
-    Need(APT, "binutils-%s" % MIPS64EL_TRIPLE, "linking MIPS programs", userlands=MIPS_ABIS),
-    Need(APT, "qemu-system-mips", "booting the MIPS guests (qemu-system-mips64el)",
+    # and does not conflict, installed. Little- and big-endian alike: each
+    # target's kernel has its user space's triple.
+    *(row for triple, port in ((MIPS64EL_TRIPLE, "mips64el"), (MIPS64_TRIPLE, "mips64"))
+      for row in _mips_rows(triple, port)),
+    Need(APT, "qemu-system-mips", "booting the MIPS guests (qemu-system-mips64el, -mips64)",
          kernel_arches=MIPS),
-    Need(APT, "libc6-dev-mips64el-cross", "static MIPS test programs (headers; n64)",
-         userlands=MIPS_ABIS),
-    Need(APT, "libgcc-12-dev-mips64el-cross", "static MIPS test programs (gcc's headers, "
-         "libgcc)", userlands=MIPS_ABIS),
-    Need(APT, "libc6-dev-mipsn32-mips64el-cross", "static n32 test programs",
-         userlands=("mips-n32",)),
-    Need(APT, "libn32gcc-12-dev-mips64el-cross", "static n32 test programs (libgcc)",
-         userlands=("mips-n32",)),
-    Need(APT, "libc6-dev-mips32-mips64el-cross", "static o32 test programs",
-         userlands=("mips-o32",)),
-    Need(APT, "lib32gcc-12-dev-mips64el-cross", "static o32 test programs (libgcc)",
-         userlands=("mips-o32",)),
     # The guests' shell: Debian's static busybox of the ABI's architecture.
     *(Need(DEB, "busybox-static:%s" % arch, "the guest's shell (%s)" % ", ".join(
         u for u, ul in USERLANDS.items() if ul.busybox_arch == arch),
         userlands=tuple(u for u, ul in USERLANDS.items() if ul.busybox_arch == arch))
-      for arch in sorted({ul.busybox_arch for ul in USERLANDS.values()})),
+      for arch in sorted({ul.busybox_arch for ul in USERLANDS.values()} - {""})),
     # Commands of their own.
     Need(APT, "dwarves", "pahole, for the ABI layout report", ("abi",)),
     Need(APT, "rsync", "make headers_install (the ABI gate)", ("abi",)),

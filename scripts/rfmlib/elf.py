@@ -3,13 +3,14 @@
 Its kind (class, machine: which user-space ABI runs it), its interpreter
 (PT_INTERP: dynamically linked), and from the dynamic section the
 libraries it needs (DT_NEEDED) and where it says to look (DT_RPATH,
-DT_RUNPATH). Little-endian x86 only, as every target is.
+DT_RUNPATH). Either byte order (big-endian MIPS).
 """
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ET_EXEC, ET_DYN = 2, 3
+BIG_ENDIAN = "big-endian"     # a big-endian program's kind ends with it
 PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
 
@@ -19,6 +20,7 @@ class Elf:
     cls: int                  # EI_CLASS: 1 ELFCLASS32, 2 ELFCLASS64
     machine: int              # e_machine: 3 EM_386, 62 EM_X86_64
     type: int                 # e_type: ET_EXEC, ET_DYN (programs, libraries)
+    big_endian: bool = False  # EI_DATA: ELFDATA2MSB
     interp: str = None        # PT_INTERP, None if statically linked
     needed: list = field(default_factory=list)    # DT_NEEDED, in order
     rpath: list = field(default_factory=list)     # DT_RPATH directories
@@ -27,8 +29,9 @@ class Elf:
 
     @property
     def kind(self):
-        """(EI_CLASS, e_machine): what targets.Userland.elf holds."""
-        return self.cls, self.machine
+        """(EI_CLASS, e_machine), and "big-endian" after them for such a
+        program: what targets.Userland.elf holds."""
+        return (self.cls, self.machine) + ((BIG_ENDIAN,) if self.big_endian else ())
 
     @property
     def dynamic(self):
@@ -50,24 +53,24 @@ def read(path):
     """The Elf of an executable or shared object, or None if the file is
     not one (a script, a relocatable object, a core file)."""
     data = Path(path).read_bytes()
-    if data[:4] != b"\x7fELF" or len(data) < 52 or data[5] != 1:
+    if data[:4] != b"\x7fELF" or len(data) < 52 or data[5] not in (1, 2):
         return None
-    cls = data[4]
-    etype, machine = struct.unpack_from("<HH", data, 16)
+    cls, order = data[4], "<" if data[5] == 1 else ">"
+    etype, machine = struct.unpack_from(order + "HH", data, 16)
     if etype not in (ET_EXEC, ET_DYN) or cls not in (1, 2):
         return None
     wide = cls == 2
     if wide:
         if len(data) < 64:
             return None
-        phoff, = struct.unpack_from("<Q", data, 32)
-        phentsize, phnum = struct.unpack_from("<HH", data, 54)
-        ph_fmt, dyn_fmt = "<IIQQQQQQ", "<qQ"
+        phoff, = struct.unpack_from(order + "Q", data, 32)
+        phentsize, phnum = struct.unpack_from(order + "HH", data, 54)
+        ph_fmt, dyn_fmt = order + "IIQQQQQQ", order + "qQ"
     else:
-        phoff, = struct.unpack_from("<I", data, 28)
-        phentsize, phnum = struct.unpack_from("<HH", data, 42)
-        ph_fmt, dyn_fmt = "<IIIIIIII", "<iI"
-    elf = Elf(cls, machine, etype)
+        phoff, = struct.unpack_from(order + "I", data, 28)
+        phentsize, phnum = struct.unpack_from(order + "HH", data, 42)
+        ph_fmt, dyn_fmt = order + "IIIIIIII", order + "iI"
+    elf = Elf(cls, machine, etype, big_endian=order == ">")
     loads, dynamic = [], None
     for i in range(phnum):
         at = phoff + i * phentsize

@@ -125,18 +125,19 @@ def build_programs(user, suite="tests", libc="static"):
 
 
 def elf_kind(path):
-    """(class, machine, static) of an ELF program, or None if not one."""
+    """(class, machine[, "big-endian"], static) of an ELF program (its
+    Userland.elf, then whether it is static), or None if not one."""
     found = elf.read(path)
     if found is None:
         return None
-    return found.cls, found.machine, not found.dynamic
+    return found.kind + (not found.dynamic,)
 
 
 def _describe_kind(kind):
     for user in USERLANDS.values():
         if user.elf == kind:
             return "%s (%s)" % (user.name, user.cflag)
-    return "ELF class %d, machine %d" % kind
+    return "ELF class %d, machine %d%s" % (kind[0], kind[1], ", big-endian" * (len(kind) > 2))
 
 
 def extra_programs(extra_dir, user):
@@ -160,12 +161,12 @@ def extra_programs(extra_dir, user):
             if kind is None:
                 raise Fatal("EXTRA program %s is not an ELF program, yet its "
                             "suffix .%s names a build" % (path, meant.suffix))
-            if kind[:2] != meant.elf:
+            if kind[:-1] != meant.elf:
                 raise Fatal("EXTRA program %s is %s, but its suffix .%s says %s: "
                             "rename it or rebuild it with %s" % (
-                                path, _describe_kind(kind[:2]), meant.suffix,
+                                path, _describe_kind(kind[:-1]), meant.suffix,
                                 _describe_kind(meant.elf), meant.cflag))
-        if kind is None or kind[:2] != user.elf:
+        if kind is None or kind[:-1] != user.elf:
             continue
         name = path.stem if meant is not None else path.name
         if name in chosen:
@@ -204,7 +205,10 @@ def gen_init_cpio(tree):
 
 def busybox(user):
     """Debian's static busybox of the ABI's architecture, downloaded by the
-    project's own apt (never installed) and unpacked into the cache."""
+    project's own apt (never installed) and unpacked into the cache; None
+    where Debian has no port (big-endian MIPS): only make shell needs it."""
+    if not user.busybox_arch:
+        return None
     package, deb = archive.newest("busybox-static", user.busybox_arch)
     root = config.cache_dir() / "debs" / ("busybox-static-%s-%s" % (
         user.busybox_arch, package.version.replace(":", "_")))
@@ -267,9 +271,9 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static",
     spec = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1",
             "dir /proc 0755 0 0", "dir /sys 0755 0 0", "dir /tmp 1777 0 0",
             "dir /bin 0755 0 0", "dir /tests 0755 0 0",
-            "file /init %s 0755 0 0" % (programs / "init"),
-            "file /bin/busybox %s 0755 0 0" % bb,
-            "slink /bin/sh /bin/busybox 0777 0 0"]
+            "file /init %s 0755 0 0" % (programs / "init")]
+    if bb:
+        spec += ["file /bin/busybox %s 0755 0 0" % bb, "slink /bin/sh /bin/busybox 0777 0 0"]
     spec += [line for line in closure.cpio_spec() if line not in spec]
     for name, path in tests + extras:
         spec.append("file /tests/%s %s 0755 0 0" % (name, path))
@@ -279,7 +283,8 @@ def build_initramfs(tree, user, extra_dir=None, suite="tests", libc="static",
         spec.append("file %s/%s %s 0755 0 0" % (HELPERS_DIR, name, path))
     library_path = ":".join(closure.library_path)
     rerun = "".join("%s\n" % name for name, _ in external)
-    key = _hash_files([programs / "init", bb] + [p for _, p in tests + extras + helpers]
+    key = _hash_files([programs / "init"] + ([bb] if bb else [])
+                      + [p for _, p in tests + extras + helpers]
                       + [Path(f) for f in closure.host_files()],
                       user.name + suite + "\n".join(spec) + library_path + rerun)
     cpio = config.cache_dir() / "initramfs" / ("%s-%s.cpio" % (user.name, key))

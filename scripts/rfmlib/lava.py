@@ -89,6 +89,11 @@ def job(g, kernel_url, ramdisk_url):
     if arch == "x86_64":
         # The template gives x86_64 no -cpu or -machine of its own.
         options = ["-machine %s,accel=tcg" % t.machine, "-cpu %s" % t.cpu] + options
+    elif arch.startswith("mips"):
+        # ... and MIPS a -machine, but no -cpu (QEMU's default, an R4000,
+        # runs no MIPS64 Release 2 program).
+        context.update(machine="%s,accel=tcg" % t.machine)
+        options = ["-cpu %s" % t.cpu] + options
     else:
         context.update(machine="%s,accel=tcg" % t.machine, cpu=t.cpu)
     context["extra_options"] = options

@@ -9,6 +9,10 @@ def cmd_shell(_args):
     t = knobs.get("TARGET")
     kernel = knobs.get("KERNEL")
     knobs.user_images((kernel,), (t,))
+    if not t.user.busybox_arch:
+        raise Fatal("make shell: %s has no shell: Debian builds no busybox for %s (its "
+                    "cases run all the same: make run TARGETS=%s)" % (
+                        t.name, t.user.deb_arch, t.name))
     deps.ensure()
     p = Pipeline((kernel,), (t,), extra=guest.extra_for((t,)), libc=libc_mode())
     if p.build_kernels().unavailable:

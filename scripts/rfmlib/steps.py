@@ -120,7 +120,8 @@ class Job:
         return ROTATION_BUDGET if self.minutes is None else self.minutes
 
 
-X86, ARM64, ARMHF, MIPS = "x86", "arm64,arm64-aarch32", "armhf", "mips"
+X86, ARM64, ARMHF = "x86", "arm64,arm64-aarch32", "armhf"
+MIPS_LE, MIPS_BE = "mips64el,mips64el-n32,mips64el-o32", "be"
 ALL_TARGETS = "all"
 RETRY_MUTANT = "cmpxchg-changed-value-accepted"
 
@@ -173,6 +174,15 @@ def _smp_side(name, targets, minutes):
                    Step("mutate-smp", "mutate", "the retry mutant, a race only two vCPUs run",
                         (("MUTANT", RETRY_MUTANT), ("TARGETS", targets), ("CPUS", "2"),
                          ("RFM_OUT", "{out}/mutate")))), minutes)
+
+
+def _mips_side(name, order, targets):
+    return Job(name, "the %s MIPS targets (n64, n32, o32 on one kernel): the ABI gate; "
+               "series, stock and the negative control" % order, (
+                   Step("abi-" + name, "abi", "the ABI gate: n64, n32, o32 (%s)" % order,
+                        (("TARGETS", targets), ("RFM_OUT", "{out}"))),
+                   _matrix("matrix-check", "series, stock and the negative control",
+                           "series,stock,baseline", targets)), None)
 
 
 def _debug_side(name, targets, minutes):
@@ -233,12 +243,8 @@ SCHEDULE = (
     _smp_side("smp-armhf", ARMHF, None),
     _debug_side("debug-armhf", ARMHF, None),
     # make check-more: the targets beyond x86 and ARM (docs/mips.md).
-    Job("mips", "the MIPS targets (n64, n32, o32 on one kernel): the ABI gate; series, "
-        "stock and the negative control", (
-            Step("abi-mips", "abi", "the ABI gate: n64, n32, o32", (("TARGETS", MIPS),
-                                                                     ("RFM_OUT", "{out}"))),
-            _matrix("matrix-check", "series, stock and the negative control",
-                    "series,stock,baseline", MIPS)), None),
+    _mips_side("mips", "little-endian", MIPS_LE),
+    _mips_side("mips-be", "big-endian", MIPS_BE),
 ) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
             "targets", 3, minutes=(28, 30, None)) + (
     Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "
@@ -262,7 +268,7 @@ SCHEDULE = (
               ("TARGETS", ALL_TARGETS), ("RFM_OUT", "{out}/" + name)))
         for name, about, jobs, sub in (
             ("control", "series, stock and the negative control",
-             ("control-x86", "arm64", "armhf", "mips"), ""),
+             ("control-x86", "arm64", "armhf", "mips", "mips-be"), ""),
             ("mainline", "series, stock, mainline and mainline-fix",
              ("mainline-x86", "mainline-arm64", "mainline-armhf"), ""),
             ("smp", "the series on two vCPUs", ("smp-x86", "smp-arm64", "smp-armhf"), "/smp"),

@@ -6,6 +6,8 @@ else names a target.
 import dataclasses
 from dataclasses import dataclass
 
+from .elf import BIG_ENDIAN
+
 
 @dataclass(frozen=True)
 class KernelConfig:
@@ -101,21 +103,39 @@ ARMHF_TRIPLE = "arm-linux-gnueabihf"
 # MIPS is built with Debian's cross gcc (toolchain.py): one compiler,
 # -mabi= choosing among the three ABIs of one kernel.
 MIPS64EL_TRIPLE = "mips64el-linux-gnuabi64"
+MIPS64_TRIPLE = "mips64-linux-gnuabi64"       # big-endian
 EM_MIPS = 8
 
 
 def _mips_userland(name, abi, elf_class, libdirs, libc_package, runtime_prefix, tests_dirs,
-                   ldlibs=()):
-    """A MIPS64 ABI of Debian's mips64el port: n64, n32 (ILP32 with 64-bit
-    registers, MIPS's x32) or o32 (MIPS's ia32). `libdirs`: where Debian's
-    cross packages put its shared libraries, under /usr/<triple>: n64's in
-    lib (its loader alone in lib64), n32's in lib32, o32's in libo32 (its
+                   ldlibs=(), big_endian=False):
+    """A MIPS64 ABI of Debian's mips64el port, or of the same three on
+    big-endian MIPS64 (which Debian builds cross packages for but no
+    port, hence no busybox): n64, n32 (ILP32 with 64-bit registers,
+    MIPS's x32) or o32 (MIPS's ia32). `libdirs`: where Debian's cross
+    packages put its shared libraries, under /usr/<triple>: n64's in lib
+    (its loader alone in lib64), n32's in lib32, o32's in libo32 (its
     loader, /lib/ld.so.1, linked from lib)."""
-    return Userland(name, "-mabi=%s" % abi, tests_dirs, "mips64el", (elf_class, EM_MIPS),
-                    tuple("/usr/%s/%s" % (MIPS64EL_TRIPLE, d) for d in libdirs),
-                    libc_package, runtime_prefix, "mips64el", cc="gcc",
+    triple = MIPS64_TRIPLE if big_endian else MIPS64EL_TRIPLE
+    return Userland(name, "-mabi=%s" % abi, tests_dirs, "" if big_endian else "mips64el",
+                    (elf_class, EM_MIPS) + ((BIG_ENDIAN,) if big_endian else ()),
+                    tuple("/usr/%s/%s" % (triple, d) for d in libdirs),
+                    libc_package % ("mips64" if big_endian else "mips64el"), runtime_prefix,
+                    "mips64" if big_endian else "mips64el", cc="gcc",
                     extra_suffix=name, x86=False, uapi_arch="mips",
-                    gcc_triple=MIPS64EL_TRIPLE, ldlibs=ldlibs)
+                    gcc_triple=triple, ldlibs=ldlibs)
+
+
+def _mips_userlands(prefix, big_endian):
+    return {
+        prefix + "n64": _mips_userland(prefix + "n64", "64", 2, ("lib64", "lib"),
+                                       "libc6-%s-cross", "lib", (), big_endian=big_endian),
+        prefix + "n32": _mips_userland(prefix + "n32", "n32", 1, ("lib32",),
+                                       "libc6-mipsn32-%s-cross", "libn32", ("tests32",),
+                                       big_endian=big_endian),
+        prefix + "o32": _mips_userland(prefix + "o32", "32", 1, ("libo32",),
+                                       "libc6-mips32-%s-cross", "lib32", ("tests32",),
+                                       ldlibs=("-latomic",), big_endian=big_endian)}
 
 
 USERLANDS = {
@@ -145,13 +165,8 @@ USERLANDS = {
                       ("/usr/%s/lib" % ARMHF_TRIPLE,),
                       "libc6-armhf-cross", "lib", "armhf",
                       cc=CROSS_CC, extra_suffix="armhf", x86=False, uapi_arch="arm"),
-    "mips-n64": _mips_userland("mips-n64", "64", 2, ("lib64", "lib"), "libc6-mips64el-cross",
-                               "lib", ()),
-    "mips-n32": _mips_userland("mips-n32", "n32", 1, ("lib32",),
-                               "libc6-mipsn32-mips64el-cross", "libn32", ("tests32",)),
-    "mips-o32": _mips_userland("mips-o32", "32", 1, ("libo32",),
-                               "libc6-mips32-mips64el-cross", "lib32", ("tests32",),
-                               ldlibs=("-latomic",)),
+    **_mips_userlands("mips-", big_endian=False),
+    **_mips_userlands("mipsbe-", big_endian=True),
 }
 
 
@@ -216,10 +231,13 @@ KERNEL_CONFIGS = {
     "mips64el": KernelConfig("mips64el", "mips", ("common.config", "mips64el.config"),
                              "vmlinux", cross=MIPS64EL_TRIPLE,
                              gcc_triple=MIPS64EL_TRIPLE),
+    "mips64": KernelConfig("mips64", "mips", ("common.config", "mips64el.config",
+                                              "mips64-be.config"),
+                           "vmlinux", cross=MIPS64_TRIPLE, gcc_triple=MIPS64_TRIPLE),
 }
 
 # What bisect-check builds after every patch of the series.
-BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm", "mips64el")
+BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm", "mips64el", "mips64")
 
 
 def bisect_configs(targets=None):
@@ -302,12 +320,17 @@ TARGETS = (
            "qemu-system-aarch64", "virt", ARM64_CPU, **ARM_VIRT_PORTS),
     Target("armhf", "arm", "armhf", "ilp32",
            "qemu-system-arm", "virt", ARM_CPU, **ARM_VIRT_PORTS),
-    # One little-endian MIPS64 kernel on QEMU's Malta board, its three ABIs.
-    *(Target(name, "mips64el", userland, abi, "qemu-system-mips64el", "malta", MIPS64_CPU,
+    # One little-endian and one big-endian MIPS64 kernel on QEMU's Malta
+    # board, their three ABIs each.
+    *(Target(name, kconfig, userland, abi, "qemu-system-" + kconfig, "malta", MIPS64_CPU,
              **MIPS_MALTA)
-      for name, userland, abi in (("mips64el", "mips-n64", "lp64"),
-                                  ("mips64el-n32", "mips-n32", "ilp32"),
-                                  ("mips64el-o32", "mips-o32", "ilp32"))),
+      for name, kconfig, userland, abi in (
+          ("mips64el", "mips64el", "mips-n64", "lp64"),
+          ("mips64el-n32", "mips64el", "mips-n32", "ilp32"),
+          ("mips64el-o32", "mips64el", "mips-o32", "ilp32"),
+          ("mips64", "mips64", "mipsbe-n64", "lp64"),
+          ("mips64-n32", "mips64", "mipsbe-n32", "ilp32"),
+          ("mips64-o32", "mips64", "mipsbe-o32", "ilp32"))),
 )
 
 # TARGETS=GROUP: the targets of an architecture, or all of them. Without
@@ -317,10 +340,14 @@ def _arch_of(t):
     return KERNEL_CONFIGS[t.kconfig].arch
 
 
+# The groups that are architectures (bisect-check runs one a runner);
+# TARGET_GROUPS adds "be" (every big-endian target) and "all".
+ARCH_GROUPS = ("x86", "arm", "mips")
 TARGET_GROUPS = {
     "x86": tuple(t.name for t in TARGETS if t.x86 and t.grouped),
     "arm": tuple(t.name for t in TARGETS if _arch_of(t) in ("arm64", "arm") and t.grouped),
     "mips": tuple(t.name for t in TARGETS if _arch_of(t) == "mips" and t.grouped),
+    "be": tuple(t.name for t in TARGETS if BIG_ENDIAN in t.user.elf and t.grouped),
     "all": tuple(t.name for t in TARGETS if t.grouped),
 }
 
@@ -349,7 +376,7 @@ MAINLINE_FRAGMENTS = {"x86_64": ("mainline.config", "mainline-x86.config"),
                       "x86_64-noia32": ("mainline.config", "mainline-x86.config"),
                       "i386": ("mainline.config", "mainline-x86.config"),
                       "arm64": ("mainline.config",), "arm": ("mainline.config",),
-                      "mips64el": ("mainline.config",)}
+                      "mips64el": ("mainline.config",), "mips64": ("mainline.config",)}
 # The test-only patch directory ("+DIR") that is not in patches/: the mails
 # for mainline, at the top of the repo (tree.patches_for).
 UPSTREAM = "upstream"

@@ -1359,9 +1359,10 @@ static int death_tid_is_30_bits(void)
 /*
  * ---- the walk reads an entry's next link before it releases the entry:
  * once released, the lock may be taken and its memory reused at once.
- * Here the reuse is built in. With futex_offset 0 each entry's futex
- * word is the low half of its own next link (a little-endian 64-bit
- * link), so releasing an entry changes its link. Every address the list
+ * Here the reuse is built in. With futex_offset LOW_HALF each entry's
+ * futex word is the low half of its own 64-bit next link (its first four
+ * bytes little-endian, its last four big-endian), so releasing an entry
+ * changes its link. Every address the list
  * links to ends in the dying TID (its low 32 bits), so every word is
  * the owner's: head H at 4 GiB + TID, entry C at 8 GiB + TID, entry A
  * anywhere, linked H -> A -> C -> H. A link of A read after A's release
@@ -1373,6 +1374,7 @@ static int death_tid_is_30_bits(void)
 
 #if __SIZEOF_LONG__ == 8
 #define LINK_SPAN	8192	/* a head or link may cross into a second page */
+#define LOW_HALF	(__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0)
 #define GIB(n)		((uintptr_t)(n) << 30)
 
 struct high_link_pages {
@@ -1410,7 +1412,7 @@ static int owner_links_end_in_tid(void *arg)
 		return 4;
 	h = (void *)(GIB(4) + tid);
 	c = (void *)(GIB(8) + tid);
-	h->futex_offset = 0;
+	h->futex_offset = LOW_HALF;
 	h->list_op_pending = NULL;
 	h->list.next = &p->a;
 	p->a.next = c;		/* A's word: the low half of C's address, the TID */
@@ -1435,8 +1437,8 @@ static int death_next_read_before_release(void)
 		  "4 GiB or 8 GiB plus the TID is in use here");
 	if (expect_child_exit(status))
 		return RFM_FAIL;
-	memcpy(&a_word, &p->a.next, sizeof(a_word));
-	memcpy(&c_word, p->entry + (p->tid & 0xfff), sizeof(c_word));
+	memcpy(&a_word, (char *)&p->a.next + LOW_HALF, sizeof(a_word));
+	memcpy(&c_word, p->entry + (p->tid & 0xfff) + LOW_HALF, sizeof(c_word));
 	rfm_obs("first", "%#x", a_word);
 	rfm_obs("second", "%s", c_word == FUTEX_OWNER_DIED ? "owner-died" :
 		c_word == p->tid ? "held" : "other");

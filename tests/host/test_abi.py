@@ -40,8 +40,8 @@ def moved(text, section, item, value):
 class ParseExpected(unittest.TestCase):
     def test_sections_and_items(self):
         e = abi.parse_expected(EXPECTED)
-        self.assertEqual(sorted(e), ["aapcs64", "eabi", "ilp32", "lp64", "n32", "n64", "o32",
-                                     "x32"])
+        self.assertEqual(sorted(e), ["aapcs64", "eabi", "ilp32", "lp64", "n32", "n32be", "n64",
+                                     "n64be", "o32", "o32be", "x32"])
         self.assertEqual(e["aapcs64"]["sizeof.robust_list_head"], "24")
         self.assertEqual(e["eabi"]["sizeof.robust_list_head"], "12")
         self.assertEqual(e["eabi"]["table.arm64compat.338"],

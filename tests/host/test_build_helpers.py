@@ -295,17 +295,18 @@ class Selection(unittest.TestCase):
 
     def test_unknown_target(self):
         with self.assertRaisesRegex(ValueError, "riscv64.*known: x86_64, x86_64-ia32, i386"
-                                    ".*groups: x86, arm, mips, all"):
+                                    ".*groups: x86, arm, mips, be, all"):
             targets.select_targets("x86_64,riscv64")
 
     def test_groups(self):
         names = lambda spec: [t.name for t in targets.select_targets(spec)]
         x86 = ["x86_64", "x86_64-ia32", "i386", "x86_64-x32", "i386-pentium3"]
         arm = ["arm64", "arm64-aarch32", "armhf"]
-        mips = ["mips64el", "mips64el-n32", "mips64el-o32"]
+        mips = ["mips64el", "mips64el-n32", "mips64el-o32", "mips64", "mips64-n32", "mips64-o32"]
         self.assertEqual(names("x86"), x86)
         self.assertEqual(names("arm"), arm)
         self.assertEqual(names("mips"), mips)
+        self.assertEqual(names("be"), mips[3:])
         self.assertEqual(names("all"), x86 + arm + mips)
         self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
@@ -318,7 +319,8 @@ class Selection(unittest.TestCase):
                          {t.kconfig for t in targets.TARGETS} | {"x86_64-noia32"})
         self.assertEqual(configs("x86"), ("x86_64", "x86_64-noia32", "i386"))
         self.assertEqual(configs("arm"), ("arm64", "arm"))
-        self.assertEqual(configs("mips"), ("mips64el",))
+        self.assertEqual(configs("mips"), ("mips64el", "mips64"))
+        self.assertEqual(configs("be"), ("mips64",))
         self.assertEqual(configs("x86_64-x32"), ("x86_64", "x86_64-noia32"))
         self.assertEqual(configs("i386-pentium3,armhf"), ("i386", "arm"))
         self.assertEqual(configs("all"), targets.BISECT_CONFIGS)
@@ -451,6 +453,22 @@ class MipsTargets(TempDirTest):
         with patch, mock.patch.object(toolchain, "_link_runtime", lambda r, t: None):
             with self.assertRaisesRegex(Fatal, "binutils-%s: run `make deps`" % triple):
                 toolchain.gcc(triple)
+
+    def test_elf_kinds_of_both_byte_orders(self):
+        # The ELF reader reads big-endian headers too, and says so.
+        src = self.write("p.c", C_PROGRAM)
+        for name in ("mips-n64", "mips-o32", "mipsbe-n64", "mipsbe-n32"):
+            user = targets.USERLANDS[name]
+            out = self.dir / name
+            try:
+                cc = toolchain.user_compiler(user)
+            except Fatal as e:
+                self.skipTest("no %s toolchain here: %s" % (user.gcc_triple, e))
+            r = subprocess.run(cc + ["-static", "-o", str(out), str(src)],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                self.skipTest("%s cannot build here: %s" % (" ".join(cc), r.stderr[-200:]))
+            self.assertEqual(guest.elf_kind(out), user.elf + (True,), name)
 
     def test_malta_ports_and_one_cpu(self):
         from rfmlib import qemu

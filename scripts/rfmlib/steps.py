@@ -221,7 +221,7 @@ SCHEDULE = (
             _matrix("exec-window-check", "the exec cases inside de_thread()'s race windows",
                     "exec-window", X86, "{out}/exec-window"),
             Step("perf-gate", "perf-gate", "the walk, exit release and unlock paths, counted "
-                 "twice", (("TARGETS", X86), ("RFM_OUT", "{out}")))), None),
+                 "twice", (("TARGETS", X86), ("RFM_OUT", "{out}")))), 14),
     Job("mainline-noia32", "series, stock and mainline on x86_64 without CONFIG_COMPAT; the "
         "mutant only that kernel builds", (
             _matrix("mainline-check", "series, stock and mainline, mainline's futex "

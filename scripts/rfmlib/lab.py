@@ -172,7 +172,9 @@ def lava_pairs(targets):
     """The guests lava-check boots both here and through lava-run: the first
     of TARGETS on each kernel config (x86: x86_64 and i386; arm: arm64 and
     armhf), so that every QEMU device setup of those targets is crossed;
-    not those LAVA's qemu device type cannot boot (named)."""
+    not those LAVA's qemu device type cannot boot (named). With one kernel
+    config, its first two targets: two ABIs of one kernel still make a
+    local shard and a LAVA one to merge."""
     firsts = {}
     for t in targets:
         firsts.setdefault(t.kconfig, t)
@@ -181,7 +183,11 @@ def lava_pairs(targets):
         warn("lava-check: LAVA's qemu device type (%s) has no arch for %s: "
              "its jobs are written and validated, not run" % (
                  lava.server_name(), ", ".join(refused)))
-    return tuple(t for t in firsts.values() if t.name not in refused)
+    pairs = tuple(t for t in firsts.values() if t.name not in refused)
+    if len(pairs) == 1:
+        pairs += tuple(t for t in targets if t.kconfig == pairs[0].kconfig
+                       and t is not pairs[0])[:1]
+    return pairs
 
 
 def cmd_lava_check(_args):
@@ -202,10 +208,9 @@ def cmd_lava_check(_args):
     progress("lava", "%d job(s) written, %s" % (jobs, "%d invalid" % len(bad) if bad
                                                  else "all valid"))
     pairs = lava_pairs(targets)
-    if len(pairs) < 2:
+    if not pairs:
         raise Usage("lava-check crosses a local run with LAVA ones: TARGETS must name "
-                    "targets of two kernel configs at least that LAVA can boot (x86, arm "
-                    "or all)")
+                    "a target LAVA can boot (x86, arm or all)")
     p = Pipeline(("series",), pairs).build()
     local = boot_all(LocalQemu("tcg", config.jobs()), p.guests(where / "local"))["series"]
     imported = p.guests(where / "imported")
@@ -231,21 +236,26 @@ def cmd_lava_check(_args):
         rows.append([t.name + " (tampered)", "", boot.status,
                      "differs, as it must" if caught else "NOT SEEN: the proof is blind"])
     # Mixed sources: the first target from the local run, the others from
-    # LAVA, one matrix.
-    local_shard, lava_shard = where / "shard-local", where / "shard-lava"
-    one = Pipeline(("series",), pairs[:1]).build()      # cached: no build
-    write_run(local_shard, one, {"series": {pairs[0].name: local[pairs[0].name]}},
-              run_meta("tcg", p.described))
-    shutil.copytree(where / "local" / "series" / pairs[0].name,
-                    local_shard / "series" / pairs[0].name)
-    import_logs(where / "lava" / "logs", lava_shard,
-                json.loads((where / "lava" / INDEX).read_text()),
-                only={lava.job_name("series", t.name) for t in pairs[1:]})
-    merge.join([str(local_shard), str(lava_shard)], where / "merged", None, pairs)
-    merged = render_dir(where / "merged", show=False)
-    problems += merged != 0
-    rows.append(["%s here + %s via LAVA" % (pairs[0].name, ", ".join(t.name for t in pairs[1:])),
-                 "", "merged", "one matrix, exit %d" % merged])
+    # LAVA, one matrix; a single target has nothing to merge with.
+    if len(pairs) < 2:
+        rows.append([pairs[0].name + " here + LAVA", "", "not run",
+                     "one target: the merge needs two (make lava-check TARGETS=x86 or arm)"])
+    else:
+        local_shard, lava_shard = where / "shard-local", where / "shard-lava"
+        one = Pipeline(("series",), pairs[:1]).build()      # cached: no build
+        write_run(local_shard, one, {"series": {pairs[0].name: local[pairs[0].name]}},
+                  run_meta("tcg", p.described))
+        shutil.copytree(where / "local" / "series" / pairs[0].name,
+                        local_shard / "series" / pairs[0].name)
+        import_logs(where / "lava" / "logs", lava_shard,
+                    json.loads((where / "lava" / INDEX).read_text()),
+                    only={lava.job_name("series", t.name) for t in pairs[1:]})
+        merge.join([str(local_shard), str(lava_shard)], where / "merged", None, pairs)
+        merged = render_dir(where / "merged", show=False)
+        problems += merged != 0
+        rows.append(["%s here + %s via LAVA" % (pairs[0].name,
+                                                 ", ".join(t.name for t in pairs[1:])),
+                     "", "merged", "one matrix, exit %d" % merged])
     print(format_table(["target", "cases", "via LAVA", "against the local run"], rows))
     m = compare.build_matrix({"series": lab}, pairs, ("series",))
     print("lava-check: %s; the LAVA runs' own matrix exits %d" % (

@@ -264,3 +264,18 @@ class LabArches(unittest.TestCase):
         # qemu-system-mips64 is big-endian: LAVA boots the mips64 targets only.
         self.assertEqual({n for n in targets.TARGET_GROUPS["mips"] if can[n]},
                          set(targets.TARGET_GROUPS["be"]))
+
+    def test_pairs_cross_two_sources(self):
+        """lava-check merges a local shard with a LAVA one: one target per
+        kernel config, or two ABIs of the only one; a lone target has none."""
+        from rfmlib import lab
+        pick = targets.select_targets
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "qemu.jinja2").write_text(self.TEMPLATE)
+            with mock.patch.object(lava, "device_types", lambda: Path(d)):
+                names = {s: [t.name for t in lab.lava_pairs(pick(s))]
+                         for s in ("x86", "arm", "arm64,arm64-aarch32", "armhf")}
+        self.assertEqual(names["x86"], ["x86_64", "i386"])
+        self.assertEqual(names["arm"], ["arm64", "armhf"])
+        self.assertEqual(names["arm64,arm64-aarch32"], ["arm64", "arm64-aarch32"])
+        self.assertEqual(names["armhf"], ["armhf"])

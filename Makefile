@@ -31,10 +31,11 @@ check-all:
 	$(RFM) check-all
 
 ## check-more: the targets beyond x86 and ARM (MIPS n64, n32, o32, little-
-## and big-endian): the ABI gate, series, stock and the negative control;
-## the schedule's jobs "mips" and "mips-be", in RFM_OUT/schedule/ (docs/mips.md)
+## and big-endian; ppc64 and ppc32): the ABI gate, series, stock and the
+## negative control; the schedule's jobs "mips", "mips-be" and "ppc", in
+## RFM_OUT/schedule/ (docs/mips.md, docs/ppc.md)
 check-more:
-	JOB=mips,mips-be $(RFM) check-all
+	JOB=mips,mips-be,ppc $(RFM) check-all
 
 ## check-next: the one job of the schedule whose turn it is (by the commit
 ## count of HEAD; JOB= to choose), if its stated time fits in what is left

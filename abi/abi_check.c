@@ -84,8 +84,13 @@ struct robust_list rfm_abi_entry;
 #else
 #define RFM_IMM(n)	"%c" #n
 #endif
+/*
+ * In a data section: PowerPC's assembler refuses bytes that leave the
+ * next instruction unaligned in an executable one.
+ */
 #define RFM_VALUE(name, expr) \
-	__asm__ volatile("\n.ascii \"->" name " " RFM_IMM(0) " " RFM_IMM(1) "\"" : : \
+	__asm__ volatile("\n.pushsection .rodata.rfm_abi\n" \
+			 ".ascii \"->" name " " RFM_IMM(0) " " RFM_IMM(1) "\"\n.popsection" : : \
 			 "i" ((int)(((unsigned int)(expr)) >> 16)),	\
 			 "i" ((int)(((unsigned int)(expr)) & 0xffff)))
 

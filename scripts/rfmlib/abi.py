@@ -22,35 +22,44 @@ from pathlib import Path
 from . import config, deps, kbuild, knobs, procs, toolchain
 from .log import Fatal, progress
 from .tree import patches_for, pristine_tree, variant_tree
-from .targets import ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC, MIPS64_TRIPLE, MIPS64EL_TRIPLE
+from .targets import (ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC, MIPS64_TRIPLE, MIPS64EL_TRIPLE,
+                      PPC64_TRIPLE)
 
 ABI_DIR = config.REPO / "abi"
 # ABI -> the compiler flag that selects it (with CROSS_CC for ARM).
 ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32",
         "aapcs64": "--target=" + ARM64_TRIPLE, "eabi": "--target=" + ARMHF_TRIPLE,
         "n64": "-mabi=64", "n32": "-mabi=n32", "o32": "-mabi=32",
-        "n64be": "-mabi=64", "n32be": "-mabi=n32", "o32be": "-mabi=32"}
+        "n64be": "-mabi=64", "n32be": "-mabi=n32", "o32be": "-mabi=32",
+        "ppc64": "-m64", "ppc32": "-m32"}
 # ABIs built with Debian's cross gcc of a triple (toolchain.py), by flag:
-# MIPS's three, little- and big-endian.
-GCC_TRIPLES = {**{a: MIPS64EL_TRIPLE for a in ("n64", "n32", "o32")},
-               **{a + "be": MIPS64_TRIPLE for a in ("n64", "n32", "o32")}}
+# MIPS's three, little- and big-endian; 64-bit PowerPC's two.
+MIPS_ABIS = ("n64", "n32", "o32", "n64be", "n32be", "o32be")
+GCC_TRIPLES = {**{a: MIPS64EL_TRIPLE for a in MIPS_ABIS[:3]},
+               **{a: MIPS64_TRIPLE for a in MIPS_ABIS[3:]},
+               "ppc64": PPC64_TRIPLE, "ppc32": PPC64_TRIPLE}
 # ABI -> the ARCH= whose exported headers it reads.
 HEADER_ARCH = {"lp64": "x86", "ilp32": "x86", "x32": "x86", "aapcs64": "arm64", "eabi": "arm",
-               **{a: "mips" for a in GCC_TRIPLES}}
+               **{a: "mips" for a in MIPS_ABIS}, "ppc64": "powerpc", "ppc32": "powerpc"}
+# ABI -> the TARGETS group whose make deps installs its headers.
+DEPS_GROUP = {"aapcs64": "arm", "eabi": "arm", **{a: "mips" for a in MIPS_ABIS},
+              "ppc64": "ppc", "ppc32": "ppc"}
 PAHOLE_TYPES = "robust_list_head,robust_list"
 # A target's user-space ABI (targets.USERLANDS) -> its ABI here: make abi
 # checks the ABIs of TARGETS (x86's by default; TARGETS=arm or all for ARM's).
 USERLAND_ABIS = {"lp64": "lp64", "ilp32": "ilp32", "x32": "x32",
                  "arm64": "aapcs64", "armhf": "eabi",
                  "mips-n64": "n64", "mips-n32": "n32", "mips-o32": "o32",
-                 "mipsbe-n64": "n64be", "mipsbe-n32": "n32be", "mipsbe-o32": "o32be"}
+                 "mipsbe-n64": "n64be", "mipsbe-n32": "n32be", "mipsbe-o32": "o32be",
+                 "ppc64": "ppc64", "ppc32": "ppc32"}
 # The Debian packages holding an ABI's system headers.
 SYSTEM_HEADERS = {"x32": "libc6-dev-x32", "aapcs64": "libc6-dev-arm64-cross",
                   "eabi": "libc6-dev-armhf-cross", "n64": "libc6-dev-mips64el-cross",
                   "n32": "libc6-dev-mipsn32-mips64el-cross",
                   "o32": "libc6-dev-mips32-mips64el-cross", "n64be": "libc6-dev-mips64-cross",
                   "n32be": "libc6-dev-mipsn32-mips64-cross",
-                  "o32be": "libc6-dev-mips32-mips64-cross"}
+                  "o32be": "libc6-dev-mips32-mips64-cross", "ppc64": "libc6-dev-ppc64-cross",
+                  "ppc32": "libc6-dev-powerpc-ppc64-cross"}
 # Where a cross ABI's system headers are (the host's own: /usr/include).
 SYSTEM_INCLUDE = {"aapcs64": "/usr/%s/include" % ARM64_TRIPLE,
                   "eabi": "/usr/%s/include" % ARMHF_TRIPLE,
@@ -72,6 +81,9 @@ SYSCALL_TABLES = {
     "n64": ("arch/mips/kernel/syscalls/syscall_n64.tbl", "tbl"),
     "n32": ("arch/mips/kernel/syscalls/syscall_n32.tbl", "tbl"),
     "o32": ("arch/mips/kernel/syscalls/syscall_o32.tbl", "tbl"),
+    # PowerPC's one table: ABI "common", "64", "32", "nospu" or "spu";
+    # the compat entry, if any, last.
+    "ppc": ("arch/powerpc/kernel/syscalls/syscall.tbl", "tbl"),
 }
 
 
@@ -154,7 +166,7 @@ def pahole_dump(abi, headers, workdir, types=PAHOLE_TYPES):
     hdr = workdir / ("expected-%s.h" % abi)
     # MIPS: libdw applies no MIPS64 relocations to an object's DWARF, and
     # pahole of the .o finds no type; a linked object has none left.
-    link = ["-fPIC", "-shared", "-nostdlib"] if abi in GCC_TRIPLES else ["-c"]
+    link = ["-fPIC", "-shared", "-nostdlib"] if abi in MIPS_ABIS else ["-c"]
     cmd = compiler(abi) + ["-g"] + link + ["-o", str(obj), "-include", str(hdr)]
     if headers is not None:
         cmd += ["-nostdinc", "-isystem", _gcc_include(abi), "-I", str(headers)]
@@ -299,7 +311,7 @@ def check_headers(abis):
             raise Fatal("the %s ABI needs the headers of %s: apt-get install %s "
                         "(make deps%s)" % (abi, package, package,
                                            "" if abi == "x32" else " TARGETS=%s" % (
-                                               "mips" if abi in GCC_TRIPLES else "arm")))
+                                               DEPS_GROUP[abi])))
 
 
 def _save(outdir, name, text):

@@ -33,7 +33,7 @@ from . import archive, atomic, config, knobs, procs, steps, toolchain
 from .log import Fatal, one_line, progress, warn
 from .tables import format_table
 from .targets import (KERNEL_CONFIGS, KERNEL_VARIANTS, MIPS64_TRIPLE, MIPS64EL_TRIPLE,
-                      USERLANDS)
+                      PPC64_TRIPLE, USERLANDS)
 
 APT, DEB, NPM = "apt", "deb", "npm"
 
@@ -79,10 +79,32 @@ def _mips_rows(triple, port):
     ) if n64 else ()
 
 
+def _ppc_rows():
+    """What the ppc64 targets need: the toolchain (kernel and programs),
+    the cross libcs and libgcc of ppc64 and of its 32-bit ABI."""
+    both, ppc32 = ("ppc64", "ppc32"), ("ppc32",)
+    return (
+        *(Need(DEB, p % PPC64_TRIPLE, "cross-building the ppc64 kernel and programs "
+               "(unpacked into the cache: it conflicts with gcc-multilib)", userlands=both)
+          for p in toolchain.PACKAGES),
+        Need(APT, "binutils-%s" % PPC64_TRIPLE, "linking ppc64 kernels and programs",
+             userlands=both),
+        Need(APT, "libc6-dev-ppc64-cross", "static ppc64 test programs (headers)",
+             userlands=both),
+        Need(APT, "libgcc-12-dev-ppc64-cross", "static ppc64 test programs (gcc's headers, "
+             "libgcc)", userlands=both),
+        Need(APT, "libc6-dev-powerpc-ppc64-cross", "static 32-bit PowerPC test programs",
+             userlands=ppc32),
+        Need(APT, "lib32gcc-12-dev-ppc64-cross", "static 32-bit PowerPC test programs "
+             "(libgcc)", userlands=ppc32),
+    )
+
+
 X86 = ("x86_64", "i386")
 ARM = ("arm64", "arm")
 ILP32_X86 = ("ilp32", "x32")
 MIPS = ("mips",)
+PPC = ("powerpc",)
 
 NEEDS = (
     Need(APT, "make", "the build"),
@@ -143,6 +165,10 @@ NEEDS = (
       for row in _mips_rows(triple, port)),
     Need(APT, "qemu-system-mips", "booting the MIPS guests (qemu-system-mips64el, -mips64)",
          kernel_arches=MIPS),
+    # ppc64 kernels and guests, the same way.
+    *_ppc_rows(),
+    Need(APT, "qemu-system-ppc", "booting the ppc64 guests (qemu-system-ppc64)",
+         kernel_arches=PPC),
     # The guests' shell: Debian's static busybox of the ABI's architecture.
     *(Need(DEB, "busybox-static:%s" % arch, "the guest's shell (%s)" % ", ".join(
         u for u, ul in USERLANDS.items() if ul.busybox_arch == arch),

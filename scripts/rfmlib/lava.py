@@ -89,14 +89,14 @@ def job(g, kernel_url, ramdisk_url):
     if arch == "x86_64":
         # The template gives x86_64 no -cpu or -machine of its own.
         options = ["-machine %s,accel=tcg" % t.machine, "-cpu %s" % t.cpu] + options
-    elif arch.startswith("mips"):
-        # ... and MIPS a -machine, but no -cpu (QEMU's default, an R4000,
-        # runs no MIPS64 Release 2 program).
+    elif arch.startswith(("mips", "ppc")):
+        # ... and MIPS and PowerPC a -machine, but no -cpu (QEMU's
+        # defaults: an R4000 runs no MIPS64 Release 2 program).
         context.update(machine="%s,accel=tcg" % t.machine)
         options = ["-cpu %s" % t.cpu] + options
     else:
         context.update(machine="%s,accel=tcg" % t.machine, cpu=t.cpu)
-    context["extra_options"] = options
+    context["extra_options"] = options + ([" ".join(t.qemu_args)] if t.qemu_args else [])
     append = " ".join(a for a in ("quiet", g.append) if a)
     cmdline = qemu.kernel_command_line(t, g.mode, "lab", results_port=t.console, append=append,
                                        cpus=g.cpus,
@@ -123,10 +123,10 @@ def job(g, kernel_url, ramdisk_url):
 
 def config_arch(t):
     """LAVA's arch for a target: its kernel's (x86_64, i386, arm64, arm),
-    or for MIPS, whose ARCH= names no endianness or width, its QEMU's
-    (mips64el)."""
+    or for MIPS and PowerPC, whose ARCH= names no endianness or width, its
+    QEMU's (mips64el, ppc64)."""
     arch = KERNEL_CONFIGS[t.kconfig].arch
-    return t.qemu[len("qemu-system-"):] if arch == "mips" else arch
+    return t.qemu[len("qemu-system-"):] if arch in ("mips", "powerpc") else arch
 
 
 def to_yaml(value, indent=0):

@@ -37,11 +37,18 @@ ICOUNT_TSC_HINT = "tsc_early_khz=1000000 tsc=reliable norandmaps"
 COVERAGE_FILE = "gcov.txt"
 
 
-def port_args(port, path):
-    """QEMU's arguments for a guest port writing to file `path`: a UART
-    (ttyS*, ttyAMA*: the machine's serial ports, in order) or a virtio
-    console (hvc*, on virtio-mmio: the virt machines)."""
-    if port.startswith("hvc"):
+def _virtio(target, port):
+    """Is this port of the target a virtio console (hvc* on virt's
+    virtio-mmio), rather than a -serial one (a UART, or pseries's
+    hypervisor consoles, which the guest calls hvc* too)?"""
+    return port.startswith("hvc") and not target.serial_hvc
+
+
+def port_args(target, port, path):
+    """QEMU's arguments for a guest port of `target` writing to file
+    `path`: a -serial port (ttyS*, ttyAMA*, pseries's hvc*: the
+    machine's serial ports, in order) or a virtio console."""
+    if _virtio(target, port):
         return ["-device", "virtio-serial-device",
                 "-chardev", "file,id=%s,path=%s" % (port, path),
                 "-device", "virtconsole,chardev=%s" % port]
@@ -51,10 +58,12 @@ def port_args(port, path):
 def port_args_shell(target):
     """make shell: the console on stdio; the results port goes nowhere."""
     args = ["-serial", "mon:stdio"]
-    if target.results_port.startswith("hvc"):
+    if _virtio(target, target.results_port):
         args += ["-device", "virtio-serial-device",
                  "-chardev", "null,id=%s" % target.results_port,
                  "-device", "virtconsole,chardev=%s" % target.results_port]
+    elif target.serial_hvc:
+        args += ["-serial", "null"]
     return args
 
 
@@ -173,15 +182,16 @@ def qemu_command(target, kernel, initrd, accel, mode, console, results, append="
            "-append", kernel_command_line(target, mode, accel, append, icount,
                                           coverage=coverage is not None, cpus=cpus,
                                           preempt=kernel_preempt(kernel, append))]
+    cmd += list(target.qemu_args)
     if icount:
         cmd += ICOUNT_ARGS
     if mode == "shell":
         cmd += port_args_shell(target)
     else:
-        cmd += (port_args(target.console, console)
-                + port_args(target.results_port, results) + ["-monitor", "none"])
+        cmd += (port_args(target, target.console, console)
+                + port_args(target, target.results_port, results) + ["-monitor", "none"])
         if coverage is not None:
-            cmd += port_args(target.coverage_port, coverage)
+            cmd += port_args(target, target.coverage_port, coverage)
     return cmd
 
 

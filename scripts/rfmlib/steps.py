@@ -121,7 +121,8 @@ class Job:
 
 
 X86, ARM64, ARMHF = "x86", "arm64,arm64-aarch32", "armhf"
-MIPS_LE, MIPS_BE = "mips64el,mips64el-n32,mips64el-o32", "be"
+MIPS_LE, MIPS_BE = "mips64el,mips64el-n32,mips64el-o32", "mips64,mips64-n32,mips64-o32"
+PPC = "ppc"
 ALL_TARGETS = "all"
 RETRY_MUTANT = "cmpxchg-changed-value-accepted"
 
@@ -176,13 +177,14 @@ def _smp_side(name, targets, minutes):
                          ("RFM_OUT", "{out}/mutate")))), minutes)
 
 
-def _mips_side(name, order, targets):
-    return Job(name, "the %s MIPS targets (n64, n32, o32 on one kernel): the ABI gate; "
-               "series, stock and the negative control" % order, (
-                   Step("abi-" + name, "abi", "the ABI gate: n64, n32, o32 (%s)" % order,
-                        (("TARGETS", targets), ("RFM_OUT", "{out}"))),
-                   _matrix("matrix-check", "series, stock and the negative control",
-                           "series,stock,baseline", targets)), None)
+def _more_side(name, about, abis, targets):
+    """A kernel config beyond x86 and ARM (make check-more): the ABI gate
+    of its ABIs, series, stock and the negative control."""
+    return Job(name, "%s: the ABI gate; series, stock and the negative control" % about, (
+        Step("abi-" + name, "abi", "the ABI gate: " + abis,
+             (("TARGETS", targets), ("RFM_OUT", "{out}"))),
+        _matrix("matrix-check", "series, stock and the negative control",
+                "series,stock,baseline", targets)), None)
 
 
 def _debug_side(name, targets, minutes):
@@ -243,8 +245,12 @@ SCHEDULE = (
     _smp_side("smp-armhf", ARMHF, None),
     _debug_side("debug-armhf", ARMHF, None),
     # make check-more: the targets beyond x86 and ARM (docs/mips.md).
-    _mips_side("mips", "little-endian", MIPS_LE),
-    _mips_side("mips-be", "big-endian", MIPS_BE),
+    _more_side("mips", "the little-endian MIPS targets (n64, n32, o32 on one kernel)",
+               "n64, n32, o32", MIPS_LE),
+    _more_side("mips-be", "the big-endian MIPS targets (n64, n32, o32 on one kernel)",
+               "n64, n32, o32 (big-endian)", MIPS_BE),
+    _more_side("ppc", "the big-endian ppc64 targets (ppc64 and 32-bit PowerPC on one "
+               "kernel)", "ppc64, ppc32", PPC),
 ) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
             "targets", 3, minutes=(28, 30, None)) + (
     Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "
@@ -268,7 +274,7 @@ SCHEDULE = (
               ("TARGETS", ALL_TARGETS), ("RFM_OUT", "{out}/" + name)))
         for name, about, jobs, sub in (
             ("control", "series, stock and the negative control",
-             ("control-x86", "arm64", "armhf", "mips", "mips-be"), ""),
+             ("control-x86", "arm64", "armhf", "mips", "mips-be", "ppc"), ""),
             ("mainline", "series, stock, mainline and mainline-fix",
              ("mainline-x86", "mainline-arm64", "mainline-armhf"), ""),
             ("smp", "the series on two vCPUs", ("smp-x86", "smp-arm64", "smp-armhf"), "/smp"),

@@ -28,7 +28,7 @@ class KernelConfig:
     # tiny_fragments; "": the tree's own (kernel_config()).
     preempt: str = ""
     # Built with Debian's cross gcc of this triple (toolchain.py), not
-    # with clang: MIPS and s390.
+    # with clang: MIPS and PowerPC.
     gcc_triple: str = ""
 
     @property
@@ -105,6 +105,10 @@ ARMHF_TRIPLE = "arm-linux-gnueabihf"
 MIPS64EL_TRIPLE = "mips64el-linux-gnuabi64"
 MIPS64_TRIPLE = "mips64-linux-gnuabi64"       # big-endian
 EM_MIPS = 8
+# 64-bit PowerPC, big-endian (Debian's ppc64 port: ELFv1), built with
+# Debian's cross gcc, whose -m32 is the 32-bit ABI of its lib32.
+PPC64_TRIPLE = "powerpc64-linux-gnu"
+EM_PPC, EM_PPC64 = 20, 21
 
 
 def _mips_userland(name, abi, elf_class, libdirs, libc_package, runtime_prefix, tests_dirs,
@@ -138,6 +142,17 @@ def _mips_userlands(prefix, big_endian):
                                        ldlibs=("-latomic",), big_endian=big_endian)}
 
 
+def _ppc_userland(name, flag, elf, libdir, libc_package, runtime_prefix, deb_arch,
+                  tests_dirs):
+    """A user space of the big-endian ppc64 kernel: native ppc64, or the
+    32-bit PowerPC ABI through its compat entry. Debian builds no busybox
+    for either (ppc64 is no release architecture): make shell refuses."""
+    return Userland(name, flag, tests_dirs, "", elf + (BIG_ENDIAN,),
+                    ("/usr/%s/%s" % (PPC64_TRIPLE, libdir),), libc_package, runtime_prefix,
+                    deb_arch, cc="gcc", extra_suffix=name, x86=False, uapi_arch="powerpc",
+                    gcc_triple=PPC64_TRIPLE)
+
+
 USERLANDS = {
     "lp64": Userland("lp64", "-m64", ("tests64",), "amd64", (2, 62),
                      ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
@@ -167,6 +182,10 @@ USERLANDS = {
                       cc=CROSS_CC, extra_suffix="armhf", x86=False, uapi_arch="arm"),
     **_mips_userlands("mips-", big_endian=False),
     **_mips_userlands("mipsbe-", big_endian=True),
+    "ppc64": _ppc_userland("ppc64", "-m64", (2, EM_PPC64), "lib", "libc6-ppc64-cross", "lib",
+                           "ppc64", ()),
+    "ppc32": _ppc_userland("ppc32", "-m32", (1, EM_PPC), "lib32",
+                           "libc6-powerpc-ppc64-cross", "lib32", "powerpc", ("tests32",)),
 }
 
 
@@ -190,6 +209,11 @@ class Target:
     # make coverage: where init writes the kernel's gcov counters (a third
     # UART on x86's pc; a second virtio console on ARM's virt).
     coverage_port: str = "ttyS2"
+    # Its hvc* ports are QEMU's -serial ones (pseries: a hypervisor
+    # console per serial port, in order), not virtio consoles (virt).
+    serial_hvc: bool = False
+    # QEMU arguments of its machine's own, after the rest.
+    qemu_args: tuple = ()
     # In its architecture's group (and "all"); a target outside them runs
     # only when TARGETS names it.
     grouped: bool = True
@@ -234,10 +258,14 @@ KERNEL_CONFIGS = {
     "mips64": KernelConfig("mips64", "mips", ("common.config", "mips64el.config",
                                               "mips64-be.config"),
                            "vmlinux", cross=MIPS64_TRIPLE, gcc_triple=MIPS64_TRIPLE),
+    # pseries boots the ELF image through QEMU's Open Firmware (VOF).
+    "ppc64": KernelConfig("ppc64", "powerpc", ("common.config", "ppc64.config"), "vmlinux",
+                          cross=PPC64_TRIPLE, gcc_triple=PPC64_TRIPLE),
 }
 
 # What bisect-check builds after every patch of the series.
-BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm", "mips64el", "mips64")
+BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm", "mips64el", "mips64",
+                  "ppc64")
 
 
 def bisect_configs(targets=None):
@@ -274,6 +302,16 @@ MIPS64_CPU = "MIPS64R2-generic"
 MIPS_MALTA = {"max_cpus": 1,
               "max_cpus_why": "QEMU's Malta runs one MIPS64 Release 2 CPU (it has SMP only "
                               "for Release 6 and MIPS MT models)"}
+
+# QEMU's pseries with its own small Open Firmware (x-vof=on: no SLOF to
+# boot through) and a POWER9: the console (hvc0), the results (hvc1) and
+# the coverage counters (hvc2) on three hypervisor consoles.
+PPC64_CPU = "power9"
+# A -prom-env variable has QEMU format the NVRAM as SLOF would (a
+# system and a free partition): VOF leaves it blank, and the kernel
+# reports a blank NVRAM as "WARNING: nvram corruption detected".
+PSERIES = {"console": "hvc0", "results_port": "hvc1", "coverage_port": "hvc2",
+           "serial_hvc": True, "qemu_args": ("-prom-env", "rfm=1")}
 
 # PREEMPT=: the preemption models a tinyconfig kernel can be built with
 # (kconfig/preempt-MODEL.config). Unset, each kernel keeps its tree's
@@ -331,6 +369,11 @@ TARGETS = (
           ("mips64", "mips64", "mipsbe-n64", "lp64"),
           ("mips64-n32", "mips64", "mipsbe-n32", "ilp32"),
           ("mips64-o32", "mips64", "mipsbe-o32", "ilp32"))),
+    # The big-endian ppc64 kernel: native ppc64 and 32-bit PowerPC.
+    Target("ppc64", "ppc64", "ppc64", "lp64", "qemu-system-ppc64", "pseries,x-vof=on",
+           PPC64_CPU, **PSERIES),
+    Target("ppc64-ppc32", "ppc64", "ppc32", "ilp32", "qemu-system-ppc64", "pseries,x-vof=on",
+           PPC64_CPU, **PSERIES),
 )
 
 # TARGETS=GROUP: the targets of an architecture, or all of them. Without
@@ -342,11 +385,12 @@ def _arch_of(t):
 
 # The groups that are architectures (bisect-check runs one a runner);
 # TARGET_GROUPS adds "be" (every big-endian target) and "all".
-ARCH_GROUPS = ("x86", "arm", "mips")
+ARCH_GROUPS = ("x86", "arm", "mips", "ppc")
 TARGET_GROUPS = {
     "x86": tuple(t.name for t in TARGETS if t.x86 and t.grouped),
     "arm": tuple(t.name for t in TARGETS if _arch_of(t) in ("arm64", "arm") and t.grouped),
     "mips": tuple(t.name for t in TARGETS if _arch_of(t) == "mips" and t.grouped),
+    "ppc": tuple(t.name for t in TARGETS if _arch_of(t) == "powerpc" and t.grouped),
     "be": tuple(t.name for t in TARGETS if BIG_ENDIAN in t.user.elf and t.grouped),
     "all": tuple(t.name for t in TARGETS if t.grouped),
 }
@@ -376,7 +420,8 @@ MAINLINE_FRAGMENTS = {"x86_64": ("mainline.config", "mainline-x86.config"),
                       "x86_64-noia32": ("mainline.config", "mainline-x86.config"),
                       "i386": ("mainline.config", "mainline-x86.config"),
                       "arm64": ("mainline.config",), "arm": ("mainline.config",),
-                      "mips64el": ("mainline.config",), "mips64": ("mainline.config",)}
+                      "mips64el": ("mainline.config",), "mips64": ("mainline.config",),
+                      "ppc64": ("mainline.config",)}
 # The test-only patch directory ("+DIR") that is not in patches/: the mails
 # for mainline, at the top of the repo (tree.patches_for).
 UPSTREAM = "upstream"

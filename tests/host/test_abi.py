@@ -41,7 +41,9 @@ class ParseExpected(unittest.TestCase):
     def test_sections_and_items(self):
         e = abi.parse_expected(EXPECTED)
         self.assertEqual(sorted(e), ["aapcs64", "eabi", "ilp32", "lp64", "n32", "n32be", "n64",
-                                     "n64be", "o32", "o32be", "x32"])
+                                     "n64be", "o32", "o32be", "ppc32", "ppc64", "x32"])
+        self.assertEqual(e["ppc32"]["table.ppc.300"],
+                         "common set_robust_list sys_set_robust_list compat_sys_set_robust_list")
         self.assertEqual(e["aapcs64"]["sizeof.robust_list_head"], "24")
         self.assertEqual(e["eabi"]["sizeof.robust_list_head"], "12")
         self.assertEqual(e["eabi"]["table.arm64compat.338"],
@@ -103,7 +105,8 @@ class Gate(unittest.TestCase):
         need_arm_headers(self)
         text = moved(EXPECTED.read_text(), "eabi", "offset.robust_list_head.futex_offset", "8")
         text = moved(text, "aapcs64", "nr.set_robust_list", "98")
-        status, out = run_gate(text, targets="all")
+        # x86 and ARM only: this test needs ARM's headers, not MIPS's or PowerPC's.
+        status, out = run_gate(text, targets="x86,arm")
         self.assertEqual(status, 1, out)
         self.assertIn("DRIFT: eabi: offsetof(struct robust_list_head, futex_offset) "
                       "drifted against /usr/arm-linux-gnueabihf/include", out)

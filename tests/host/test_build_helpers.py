@@ -295,7 +295,7 @@ class Selection(unittest.TestCase):
 
     def test_unknown_target(self):
         with self.assertRaisesRegex(ValueError, "riscv64.*known: x86_64, x86_64-ia32, i386"
-                                    ".*groups: x86, arm, mips, be, all"):
+                                    ".*groups: x86, arm, mips, ppc, be, all"):
             targets.select_targets("x86_64,riscv64")
 
     def test_groups(self):
@@ -303,11 +303,13 @@ class Selection(unittest.TestCase):
         x86 = ["x86_64", "x86_64-ia32", "i386", "x86_64-x32", "i386-pentium3"]
         arm = ["arm64", "arm64-aarch32", "armhf"]
         mips = ["mips64el", "mips64el-n32", "mips64el-o32", "mips64", "mips64-n32", "mips64-o32"]
+        ppc = ["ppc64", "ppc64-ppc32"]
         self.assertEqual(names("x86"), x86)
         self.assertEqual(names("arm"), arm)
         self.assertEqual(names("mips"), mips)
-        self.assertEqual(names("be"), mips[3:])
-        self.assertEqual(names("all"), x86 + arm + mips)
+        self.assertEqual(names("ppc"), ppc)
+        self.assertEqual(names("be"), mips[3:] + ppc)
+        self.assertEqual(names("all"), x86 + arm + mips + ppc)
         self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
     def test_bisect_configs_follow_targets(self):
@@ -320,7 +322,8 @@ class Selection(unittest.TestCase):
         self.assertEqual(configs("x86"), ("x86_64", "x86_64-noia32", "i386"))
         self.assertEqual(configs("arm"), ("arm64", "arm"))
         self.assertEqual(configs("mips"), ("mips64el", "mips64"))
-        self.assertEqual(configs("be"), ("mips64",))
+        self.assertEqual(configs("ppc"), ("ppc64",))
+        self.assertEqual(configs("be"), ("mips64", "ppc64"))
         self.assertEqual(configs("x86_64-x32"), ("x86_64", "x86_64-noia32"))
         self.assertEqual(configs("i386-pentium3,armhf"), ("i386", "arm"))
         self.assertEqual(configs("all"), targets.BISECT_CONFIGS)
@@ -482,6 +485,26 @@ class MipsTargets(TempDirTest):
         self.assertEqual(cmd.count("-serial"), 2)   # the PIIX4's ttyS0 and ttyS1
         self.assertIn("rfm.results=/dev/ttyS1", " ".join(cmd))
         self.assertEqual(t.max_cpus, 1)
+
+    def test_pseries_hypervisor_consoles(self):
+        """pseries's hvc ports are its -serial ones, in order, not virtio
+        consoles as on virt (whose guests call theirs hvc too)."""
+        from rfmlib import qemu
+        kdir = self.dir / "k"
+        kdir.mkdir()
+        self.write("u.cpio", "cpio")
+        t = targets.target("ppc64-ppc32")
+        cmd = qemu.qemu_command(t, kdir / "vmlinux", self.dir / "u.cpio", "tcg", "tests",
+                                self.dir / "console.log", self.dir / "results.ktap", cpus=2,
+                                coverage=self.dir / "gcov.txt")
+        self.assertEqual(cmd[0], "qemu-system-ppc64")
+        self.assertEqual(cmd.count("-serial"), 3)   # hvc0, hvc1, hvc2
+        self.assertNotIn("virtconsole", " ".join(cmd))
+        self.assertIn("console=hvc0", " ".join(cmd))
+        self.assertIn("rfm.results=/dev/hvc1", " ".join(cmd))
+        arm = qemu.qemu_command(targets.target("arm64"), kdir / "Image", self.dir / "u.cpio",
+                                "tcg", "tests", self.dir / "c", self.dir / "r")
+        self.assertIn("virtconsole,chardev=hvc0", " ".join(arm))
 
 
 class OutDirLock(TempDirTest):

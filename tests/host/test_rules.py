@@ -24,7 +24,7 @@ GROUPED = [t for t in TARGETS if t.grouped]
 
 
 def _kernel_64bit(t):
-    return t.kconfig in ("x86_64", "arm64", "mips64el", "mips64")
+    return t.kconfig in ("x86_64", "arm64", "mips64el", "mips64", "ppc64")
 
 
 # What each word of the `where` column means, as target names.
@@ -161,10 +161,12 @@ class Rules(unittest.TestCase):
     def test_every_target_word_means_what_it_says(self):
         self.assertEqual(WHERE["compat"], {"x86_64-ia32", "x86_64-x32", "arm64-aarch32",
                                            "mips64el-n32", "mips64el-o32", "mips64-n32",
-                                           "mips64-o32"})
+                                           "mips64-o32", "ppc64-ppc32"})
+        self.assertEqual(WHERE["compat 4g"], {"x86_64-ia32", "x86_64-x32", "arm64-aarch32",
+                                              "ppc64-ppc32"})
         self.assertEqual(WHERE["32-bit kernels"], {"i386", "i386-pentium3", "armhf"})
         self.assertEqual(WHERE["x32"], {"x86_64-x32"})
-        self.assertEqual(WHERE["lp64"], {"x86_64", "arm64", "mips64el", "mips64"})
+        self.assertEqual(WHERE["lp64"], {"x86_64", "arm64", "mips64el", "mips64", "ppc64"})
         self.assertEqual(WHERE["two lists"], {"x86_64", "x86_64-x32"})
         self.assertEqual(WHERE["x86 ilp32"], {"x86_64-ia32", "i386", "i386-pentium3"})
 

@@ -197,8 +197,8 @@ static inline long rfm_futex_wake(uint32_t *uaddr, int nr)
 }
 
 /*
- * Does a 64-bit kernel run this task? A compat task (ia32, x32, AArch32, n32, o32)
- * sees the 64-bit kernel's machine in uname(): nothing sets PER_LINUX32.
+ * Does a 64-bit kernel run this task? A compat task (ia32, x32, AArch32, n32, o32,
+ * ppc32) sees the 64-bit kernel's machine in uname(): nothing sets PER_LINUX32.
  */
 static inline int rfm_kernel_64bit(void)
 {
@@ -207,7 +207,7 @@ static inline int rfm_kernel_64bit(void)
 	if (uname(&u))
 		return -1;
 	return !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "aarch64") ||
-	       !strcmp(u.machine, "mips64");
+	       !strcmp(u.machine, "mips64") || !strcmp(u.machine, "ppc64");
 }
 
 #ifdef __x86_64__
@@ -286,6 +286,8 @@ static inline void *rfm_kernel_address(void)
 		return (void *)(uintptr_t)0xffff000000000000ull; /* PAGE_OFFSET, 48-bit VA */
 	if (!strcmp(u.machine, "mips64"))
 		return (void *)(uintptr_t)0x9800000000000000ull; /* PAGE_OFFSET, XKPHYS cached */
+	if (!strcmp(u.machine, "ppc64"))
+		return (void *)(uintptr_t)0xc000000000000000ull; /* PAGE_OFFSET */
 	return (void *)(uintptr_t)0xc0000000u;	/* PAGE_OFFSET, VMSPLIT_3G */
 }
 

@@ -177,14 +177,21 @@ def _smp_side(name, targets, minutes):
                          ("RFM_OUT", "{out}/mutate")))), minutes)
 
 
-def _more_side(name, about, abis, targets):
+def _more_side(name, about, abis, targets, *more, also=""):
     """A kernel config beyond x86 and ARM (make check-more): the ABI gate
-    of its ABIs, series, stock and the negative control."""
-    return Job(name, "%s: the ABI gate; series, stock and the negative control" % about, (
+    of its ABIs, series, stock and the negative control, then `more`
+    steps (`also` says what they add)."""
+    return Job(name, "%s: the ABI gate; series, stock and the negative control%s" % (
+        about, also), (
         Step("abi-" + name, "abi", "the ABI gate: " + abis,
              (("TARGETS", targets), ("RFM_OUT", "{out}"))),
         _matrix("matrix-check", "series, stock and the negative control",
-                "series,stock,baseline", targets)), None)
+                "series,stock,baseline", targets)) + more, None)
+
+
+# The mutants of tests/mutants that only a big-endian compat target can
+# kill (their Targets: name ppc64-ppc32).
+BIG_ENDIAN_MUTANTS = "compat-offset-read-as-long,compat-pending-read-as-64-bit"
 
 
 def _debug_side(name, targets, minutes):
@@ -250,7 +257,11 @@ SCHEDULE = (
     _more_side("mips-be", "the big-endian MIPS targets (n64, n32, o32 on one kernel)",
                "n64, n32, o32 (big-endian)", MIPS_BE),
     _more_side("ppc", "the big-endian ppc64 targets (ppc64 and 32-bit PowerPC on one "
-               "kernel)", "ppc64, ppc32", PPC),
+               "kernel)", "ppc64, ppc32", PPC,
+               Step("mutate-be", "mutate", "the mutants only a big-endian compat task shows",
+                    (("MUTANT", BIG_ENDIAN_MUTANTS), ("TARGETS", PPC),
+                     ("RFM_OUT", "{out}/mutate"))),
+               also="; the mutants only a big-endian compat task shows"),
 ) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
             "targets", 3, minutes=(28, 30, None)) + (
     Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "

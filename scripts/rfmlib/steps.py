@@ -243,7 +243,7 @@ SCHEDULE = (
     Job("arm-abi", "the ABI gate of AAPCS64 and EABI", (
         Step("abi-arm", "abi", "the ABI gate: AAPCS64, EABI", (("TARGETS", "arm"),
                                                                 ("RFM_OUT", "{out}"))),), None),
-    _arm_side("arm64", ARM64, None),
+    _arm_side("arm64", ARM64, 21),
     _mainline_side("mainline-arm64", ARM64, None),
     _smp_side("smp-arm64", ARM64, None),
     _debug_side("debug-arm64", ARM64, None),

@@ -143,14 +143,14 @@ def _mips_userlands(prefix, big_endian):
 
 
 def _ppc_userland(name, flag, elf, libdir, libc_package, runtime_prefix, deb_arch,
-                  tests_dirs):
+                  tests_dirs, ldlibs=()):
     """A user space of the big-endian ppc64 kernel: native ppc64, or the
     32-bit PowerPC ABI through its compat entry. Debian builds no busybox
     for either (ppc64 is no release architecture): make shell refuses."""
     return Userland(name, flag, tests_dirs, "", elf + (BIG_ENDIAN,),
                     ("/usr/%s/%s" % (PPC64_TRIPLE, libdir),), libc_package, runtime_prefix,
                     deb_arch, cc="gcc", extra_suffix=name, x86=False, uapi_arch="powerpc",
-                    gcc_triple=PPC64_TRIPLE)
+                    gcc_triple=PPC64_TRIPLE, ldlibs=ldlibs)
 
 
 USERLANDS = {
@@ -184,8 +184,10 @@ USERLANDS = {
     **_mips_userlands("mipsbe-", big_endian=True),
     "ppc64": _ppc_userland("ppc64", "-m64", (2, EM_PPC64), "lib", "libc6-ppc64-cross", "lib",
                            "ppc64", ()),
+    # 32-bit PowerPC has no 64-bit atomic instruction either (futex_numa).
     "ppc32": _ppc_userland("ppc32", "-m32", (1, EM_PPC), "lib32",
-                           "libc6-powerpc-ppc64-cross", "lib32", "powerpc", ("tests32",)),
+                           "libc6-powerpc-ppc64-cross", "lib32", "powerpc", ("tests32",),
+                           ldlibs=("-latomic",)),
 }
 
 

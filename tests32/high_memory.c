@@ -302,8 +302,8 @@ static int head_with_bit31_set(void)
 }
 
 /*
- * A list link with bit 31 set, whose lock lies at the address without
- * it. What bit 31 of a 32-bit pointer means is the architecture's: on
+ * A list link with bit 31 set (after an ordinary first entry), whose
+ * lock lies at the address without it. What bit 31 of a 32-bit pointer means is the architecture's: on
  * s390 it is the addressing-mode bit, not an address bit (a 31-bit task
  * has 2 GiB), and compat_ptr() clears it, so the walk must follow the
  * link to the lock below 2 GiB. Everywhere else it is an address bit:
@@ -317,6 +317,7 @@ static int head_with_bit31_set(void)
 #define BIT31_LOW	((void *)0x00200000UL)
 #define BIT31_HIGH	((void *)0x80200000UL)
 #define BIT31		0x80000000u
+#define BIT31_FIRST	((struct rfm_lock *)((char *)BIT31_LOW + 1024))
 
 static int owner_link_bit31(void *arg)
 {
@@ -332,7 +333,10 @@ static int owner_link_bit31(void *arg)
 		high->futex = tid;
 		high->link.next = &head->list;
 	}
-	head->list.next = (void *)((uintptr_t)&low->link | BIT31);
+	/* An ordinary first entry: its release shows that the walk ran. */
+	BIT31_FIRST->futex = tid;
+	BIT31_FIRST->link.next = (void *)((uintptr_t)&low->link | BIT31);
+	head->list.next = &BIT31_FIRST->link;
 	return rfm_set_robust_list(head, sizeof(*head)) ? 1 : 0;
 }
 
@@ -346,6 +350,9 @@ static int link_with_bit31_set(void)
 	high_mapped = map_at(BIT31_HIGH);
 	status = rfm_run_child(owner_link_bit31, &high_mapped);
 	RFM_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "owner %#x", status);
+	/* Else "none" below could mean that nothing walked the list at all. */
+	RFM_CHECK(BIT31_FIRST->futex == FUTEX_OWNER_DIED, "first entry %#x: the walk did not "
+		  "reach the link", BIT31_FIRST->futex);
 	released = low->futex == FUTEX_OWNER_DIED ?
 		   (high_mapped && high->futex == FUTEX_OWNER_DIED ? "both" : "low") :
 		   high_mapped && high->futex == FUTEX_OWNER_DIED ? "high" : "none";

@@ -77,9 +77,10 @@ struct robust_list rfm_abi_entry;
 
 /*
  * In two 16-bit halves: x32 rejects %c of an immediate with bit 31 set.
- * MIPS has no %c, and prints an immediate bare without it.
+ * MIPS has no %c, and s390's prints the low byte alone; both print an
+ * immediate bare without it.
  */
-#ifdef __mips__
+#if defined(__mips__) || defined(__s390__)
 #define RFM_IMM(n)	"%" #n
 #else
 #define RFM_IMM(n)	"%c" #n

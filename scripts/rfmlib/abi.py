@@ -23,7 +23,7 @@ from . import config, deps, kbuild, knobs, procs, toolchain
 from .log import Fatal, progress
 from .tree import patches_for, pristine_tree, variant_tree
 from .targets import (ARM64_TRIPLE, ARMHF_TRIPLE, CROSS_CC, MIPS64_TRIPLE, MIPS64EL_TRIPLE,
-                      PPC64_TRIPLE)
+                      PPC64_TRIPLE, S390X_TRIPLE)
 
 ABI_DIR = config.REPO / "abi"
 # ABI -> the compiler flag that selects it (with CROSS_CC for ARM).
@@ -31,19 +31,21 @@ ABIS = {"lp64": "-m64", "ilp32": "-m32", "x32": "-mx32",
         "aapcs64": "--target=" + ARM64_TRIPLE, "eabi": "--target=" + ARMHF_TRIPLE,
         "n64": "-mabi=64", "n32": "-mabi=n32", "o32": "-mabi=32",
         "n64be": "-mabi=64", "n32be": "-mabi=n32", "o32be": "-mabi=32",
-        "ppc64": "-m64", "ppc32": "-m32"}
+        "ppc64": "-m64", "ppc32": "-m32", "s390x": "-m64", "s390": "-m31"}
 # ABIs built with Debian's cross gcc of a triple (toolchain.py), by flag:
-# MIPS's three, little- and big-endian; 64-bit PowerPC's two.
+# MIPS's three, little- and big-endian; 64-bit PowerPC's two; s390x's two.
 MIPS_ABIS = ("n64", "n32", "o32", "n64be", "n32be", "o32be")
 GCC_TRIPLES = {**{a: MIPS64EL_TRIPLE for a in MIPS_ABIS[:3]},
                **{a: MIPS64_TRIPLE for a in MIPS_ABIS[3:]},
-               "ppc64": PPC64_TRIPLE, "ppc32": PPC64_TRIPLE}
+               "ppc64": PPC64_TRIPLE, "ppc32": PPC64_TRIPLE,
+               "s390x": S390X_TRIPLE, "s390": S390X_TRIPLE}
 # ABI -> the ARCH= whose exported headers it reads.
 HEADER_ARCH = {"lp64": "x86", "ilp32": "x86", "x32": "x86", "aapcs64": "arm64", "eabi": "arm",
-               **{a: "mips" for a in MIPS_ABIS}, "ppc64": "powerpc", "ppc32": "powerpc"}
+               **{a: "mips" for a in MIPS_ABIS}, "ppc64": "powerpc", "ppc32": "powerpc",
+               "s390x": "s390", "s390": "s390"}
 # ABI -> the TARGETS group whose make deps installs its headers.
 DEPS_GROUP = {"aapcs64": "arm", "eabi": "arm", **{a: "mips" for a in MIPS_ABIS},
-              "ppc64": "ppc", "ppc32": "ppc"}
+              "ppc64": "ppc", "ppc32": "ppc", "s390x": "s390", "s390": "s390"}
 PAHOLE_TYPES = "robust_list_head,robust_list"
 # A target's user-space ABI (targets.USERLANDS) -> its ABI here: make abi
 # checks the ABIs of TARGETS (x86's by default; TARGETS=arm or all for ARM's).
@@ -51,7 +53,7 @@ USERLAND_ABIS = {"lp64": "lp64", "ilp32": "ilp32", "x32": "x32",
                  "arm64": "aapcs64", "armhf": "eabi",
                  "mips-n64": "n64", "mips-n32": "n32", "mips-o32": "o32",
                  "mipsbe-n64": "n64be", "mipsbe-n32": "n32be", "mipsbe-o32": "o32be",
-                 "ppc64": "ppc64", "ppc32": "ppc32"}
+                 "ppc64": "ppc64", "ppc32": "ppc32", "s390x": "s390x", "s390": "s390"}
 # The Debian packages holding an ABI's system headers.
 SYSTEM_HEADERS = {"x32": "libc6-dev-x32", "aapcs64": "libc6-dev-arm64-cross",
                   "eabi": "libc6-dev-armhf-cross", "n64": "libc6-dev-mips64el-cross",
@@ -59,7 +61,8 @@ SYSTEM_HEADERS = {"x32": "libc6-dev-x32", "aapcs64": "libc6-dev-arm64-cross",
                   "o32": "libc6-dev-mips32-mips64el-cross", "n64be": "libc6-dev-mips64-cross",
                   "n32be": "libc6-dev-mipsn32-mips64-cross",
                   "o32be": "libc6-dev-mips32-mips64-cross", "ppc64": "libc6-dev-ppc64-cross",
-                  "ppc32": "libc6-dev-powerpc-ppc64-cross"}
+                  "ppc32": "libc6-dev-powerpc-ppc64-cross", "s390x": "libc6-dev-s390x-cross",
+                  "s390": "libc6-dev-s390-s390x-cross"}
 # Where a cross ABI's system headers are (the host's own: /usr/include).
 SYSTEM_INCLUDE = {"aapcs64": "/usr/%s/include" % ARM64_TRIPLE,
                   "eabi": "/usr/%s/include" % ARMHF_TRIPLE,
@@ -84,6 +87,8 @@ SYSCALL_TABLES = {
     # PowerPC's one table: ABI "common", "64", "32", "nospu" or "spu";
     # the compat entry, if any, last.
     "ppc": ("arch/powerpc/kernel/syscalls/syscall.tbl", "tbl"),
+    # s390's one table, the same way (the compat entry for 31-bit tasks).
+    "s390": ("arch/s390/kernel/syscalls/syscall.tbl", "tbl"),
 }
 
 

@@ -33,7 +33,7 @@ from . import archive, atomic, config, knobs, procs, steps, toolchain
 from .log import Fatal, one_line, progress, warn
 from .tables import format_table
 from .targets import (KERNEL_CONFIGS, KERNEL_VARIANTS, MIPS64_TRIPLE, MIPS64EL_TRIPLE,
-                      PPC64_TRIPLE, USERLANDS)
+                      PPC64_TRIPLE, S390X_TRIPLE, USERLANDS)
 
 APT, DEB, NPM = "apt", "deb", "npm"
 
@@ -79,25 +79,36 @@ def _mips_rows(triple, port):
     ) if n64 else ()
 
 
-def _ppc_rows():
-    """What the ppc64 targets need: the toolchain (kernel and programs),
-    the cross libcs and libgcc of ppc64 and of its 32-bit ABI."""
-    both, ppc32 = ("ppc64", "ppc32"), ("ppc32",)
+def _cross_gcc_rows(native, compat, triple, compat_libc, what, compat_what):
+    """What the two targets of one kernel that Debian's cross gcc builds
+    need (ppc64 and ppc32, s390x and 31-bit s390): the toolchain, the
+    cross libcs and libgcc of the native ABI and of its compat one. The
+    cross packages are named after the native userland (ppc64, s390x)."""
+    both, low = (native, compat), (compat,)
     return (
-        *(Need(DEB, p % PPC64_TRIPLE, "cross-building the ppc64 kernel and programs "
-               "(unpacked into the cache: it conflicts with gcc-multilib)", userlands=both)
+        *(Need(DEB, p % triple, "cross-building the %s kernel and programs (unpacked into "
+               "the cache: it conflicts with gcc-multilib)" % what, userlands=both)
           for p in toolchain.PACKAGES),
-        Need(APT, "binutils-%s" % PPC64_TRIPLE, "linking ppc64 kernels and programs",
+        Need(APT, "binutils-%s" % triple, "linking %s kernels and programs" % what,
              userlands=both),
-        Need(APT, "libc6-dev-ppc64-cross", "static ppc64 test programs (headers)",
+        Need(APT, "libc6-dev-%s-cross" % native, "static %s test programs (headers)" % what,
              userlands=both),
-        Need(APT, "libgcc-12-dev-ppc64-cross", "static ppc64 test programs (gcc's headers, "
-             "libgcc)", userlands=both),
-        Need(APT, "libc6-dev-powerpc-ppc64-cross", "static 32-bit PowerPC test programs",
-             userlands=ppc32),
-        Need(APT, "lib32gcc-12-dev-ppc64-cross", "static 32-bit PowerPC test programs "
-             "(libgcc)", userlands=ppc32),
+        Need(APT, "libgcc-12-dev-%s-cross" % native, "static %s test programs (gcc's "
+             "headers, libgcc)" % what, userlands=both),
+        Need(APT, "libc6-dev-%s-%s-cross" % (compat_libc, native),
+             "static %s test programs" % compat_what, userlands=low),
+        Need(APT, "lib32gcc-12-dev-%s-cross" % native, "static %s test programs (libgcc)"
+             % compat_what, userlands=low),
     )
+
+
+def _ppc_rows():
+    return _cross_gcc_rows("ppc64", "ppc32", PPC64_TRIPLE, "powerpc", "ppc64",
+                           "32-bit PowerPC")
+
+
+def _s390_rows():
+    return _cross_gcc_rows("s390x", "s390", S390X_TRIPLE, "s390", "s390x", "31-bit s390")
 
 
 X86 = ("x86_64", "i386")
@@ -105,6 +116,7 @@ ARM = ("arm64", "arm")
 ILP32_X86 = ("ilp32", "x32")
 MIPS = ("mips",)
 PPC = ("powerpc",)
+S390 = ("s390",)
 
 NEEDS = (
     Need(APT, "make", "the build"),
@@ -169,6 +181,9 @@ NEEDS = (
     *_ppc_rows(),
     Need(APT, "qemu-system-ppc", "booting the ppc64 guests (qemu-system-ppc64)",
          kernel_arches=PPC),
+    *_s390_rows(),
+    Need(APT, "qemu-system-misc", "booting the s390x guests (qemu-system-s390x)",
+         kernel_arches=S390),
     # The guests' shell: Debian's static busybox of the ABI's architecture.
     *(Need(DEB, "busybox-static:%s" % arch, "the guest's shell (%s)" % ", ".join(
         u for u, ul in USERLANDS.items() if ul.busybox_arch == arch),

@@ -89,7 +89,7 @@ def job(g, kernel_url, ramdisk_url):
     if arch == "x86_64":
         # The template gives x86_64 no -cpu or -machine of its own.
         options = ["-machine %s,accel=tcg" % t.machine, "-cpu %s" % t.cpu] + options
-    elif arch.startswith(("mips", "ppc")):
+    elif arch.startswith(("mips", "ppc", "s390")):
         # ... and MIPS and PowerPC a -machine, but no -cpu (QEMU's
         # defaults: an R4000 runs no MIPS64 Release 2 program).
         context.update(machine="%s,accel=tcg" % t.machine)
@@ -123,10 +123,10 @@ def job(g, kernel_url, ramdisk_url):
 
 def config_arch(t):
     """LAVA's arch for a target: its kernel's (x86_64, i386, arm64, arm),
-    or for MIPS and PowerPC, whose ARCH= names no endianness or width, its
-    QEMU's (mips64el, ppc64)."""
+    or for MIPS, PowerPC and s390, whose ARCH= names no endianness or
+    width, its QEMU's (mips64el, ppc64, s390x)."""
     arch = KERNEL_CONFIGS[t.kconfig].arch
-    return t.qemu[len("qemu-system-"):] if arch in ("mips", "powerpc") else arch
+    return t.qemu[len("qemu-system-"):] if arch in ("mips", "powerpc", "s390") else arch
 
 
 def to_yaml(value, indent=0):

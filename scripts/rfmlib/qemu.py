@@ -49,7 +49,7 @@ def port_args(target, port, path):
     `path`: a -serial port (ttyS*, ttyAMA*, pseries's hvc*: the
     machine's serial ports, in order) or a virtio console."""
     if _virtio(target, port):
-        return ["-device", "virtio-serial-device",
+        return ["-device", target.virtio_serial,
                 "-chardev", "file,id=%s,path=%s" % (port, path),
                 "-device", "virtconsole,chardev=%s" % port]
     return ["-serial", "file:%s" % path]
@@ -59,7 +59,7 @@ def port_args_shell(target):
     """make shell: the console on stdio; the results port goes nowhere."""
     args = ["-serial", "mon:stdio"]
     if _virtio(target, target.results_port):
-        args += ["-device", "virtio-serial-device",
+        args += ["-device", target.virtio_serial,
                  "-chardev", "null,id=%s" % target.results_port,
                  "-device", "virtconsole,chardev=%s" % target.results_port]
     elif target.serial_hvc:

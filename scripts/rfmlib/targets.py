@@ -109,6 +109,10 @@ EM_MIPS = 8
 # Debian's cross gcc, whose -m32 is the 32-bit ABI of its lib32.
 PPC64_TRIPLE = "powerpc64-linux-gnu"
 EM_PPC, EM_PPC64 = 20, 21
+# s390x, big-endian, and its 31-bit ABI (Debian's s390x multilib):
+# Debian's cross gcc, -m64 or -m31.
+S390X_TRIPLE = "s390x-linux-gnu"
+EM_S390 = 22
 
 
 def _mips_userland(name, abi, elf_class, libdirs, libc_package, runtime_prefix, tests_dirs,
@@ -153,6 +157,17 @@ def _ppc_userland(name, flag, elf, libdir, libc_package, runtime_prefix, deb_arc
                     gcc_triple=PPC64_TRIPLE, ldlibs=ldlibs)
 
 
+def _s390_userland(name, flag, elf_class, libdir, libc_package, runtime_prefix, deb_arch,
+                   tests_dirs, busybox_arch):
+    """A user space of the s390x kernel: native s390x, or the 31-bit ABI
+    through its compat entry (31-bit pointers in 32-bit words: the
+    kernel's compat_ptr() clears bit 31)."""
+    return Userland(name, flag, tests_dirs, busybox_arch, (elf_class, EM_S390, BIG_ENDIAN),
+                    ("/usr/%s/%s" % (S390X_TRIPLE, libdir),), libc_package, runtime_prefix,
+                    deb_arch, cc="gcc", extra_suffix=name, x86=False, uapi_arch="s390",
+                    gcc_triple=S390X_TRIPLE)
+
+
 USERLANDS = {
     "lp64": Userland("lp64", "-m64", ("tests64",), "amd64", (2, 62),
                      ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
@@ -188,6 +203,10 @@ USERLANDS = {
     "ppc32": _ppc_userland("ppc32", "-m32", (1, EM_PPC), "lib32",
                            "libc6-powerpc-ppc64-cross", "lib32", "powerpc", ("tests32",),
                            ldlibs=("-latomic",)),
+    "s390x": _s390_userland("s390x", "-m64", 2, "lib", "libc6-s390x-cross", "lib", "s390x",
+                            (), "s390x"),
+    "s390": _s390_userland("s390", "-m31", 1, "lib32", "libc6-s390-s390x-cross", "lib32",
+                           "s390", ("tests32",), ""),
 }
 
 
@@ -216,6 +235,9 @@ class Target:
     serial_hvc: bool = False
     # QEMU arguments of its machine's own, after the rest.
     qemu_args: tuple = ()
+    # The virtio-serial controller of its hvc* virtio consoles: on
+    # virtio-mmio (virt), or on the channel subsystem (s390's ccw).
+    virtio_serial: str = "virtio-serial-device"
     # In its architecture's group (and "all"); a target outside them runs
     # only when TARGETS names it.
     grouped: bool = True
@@ -263,11 +285,14 @@ KERNEL_CONFIGS = {
     # pseries boots the ELF image through QEMU's Open Firmware (VOF).
     "ppc64": KernelConfig("ppc64", "powerpc", ("common.config", "ppc64.config"), "vmlinux",
                           cross=PPC64_TRIPLE, gcc_triple=PPC64_TRIPLE),
+    "s390x": KernelConfig("s390x", "s390", ("common.config", "s390x.config"),
+                          "arch/s390/boot/bzImage", cross=S390X_TRIPLE,
+                          gcc_triple=S390X_TRIPLE),
 }
 
 # What bisect-check builds after every patch of the series.
 BISECT_CONFIGS = ("x86_64", "x86_64-noia32", "i386", "arm64", "arm", "mips64el", "mips64",
-                  "ppc64")
+                  "ppc64", "s390x")
 
 
 def bisect_configs(targets=None):
@@ -314,6 +339,13 @@ PPC64_CPU = "power9"
 # reports a blank NVRAM as "WARNING: nvram corruption detected".
 PSERIES = {"console": "hvc0", "results_port": "hvc1", "coverage_port": "hvc2",
            "serial_hvc": True, "qemu_args": ("-prom-env", "rfm=1")}
+
+# QEMU's s390-ccw-virtio with its generic CPU model: the console on the
+# SCLP's VT220 (ttysclp0, QEMU's first -serial there), the results and
+# the coverage counters on virtio consoles on the channel subsystem.
+S390X_CPU = "qemu"
+S390_CCW = {"console": "ttysclp0", "results_port": "hvc0", "coverage_port": "hvc1",
+            "virtio_serial": "virtio-serial-ccw"}
 
 # PREEMPT=: the preemption models a tinyconfig kernel can be built with
 # (kconfig/preempt-MODEL.config). Unset, each kernel keeps its tree's
@@ -376,6 +408,11 @@ TARGETS = (
            PPC64_CPU, **PSERIES),
     Target("ppc64-ppc32", "ppc64", "ppc32", "ilp32", "qemu-system-ppc64", "pseries,x-vof=on",
            PPC64_CPU, **PSERIES),
+    # The s390x kernel: native s390x and the 31-bit s390 ABI.
+    Target("s390x", "s390x", "s390x", "lp64", "qemu-system-s390x", "s390-ccw-virtio",
+           S390X_CPU, **S390_CCW),
+    Target("s390x-s390", "s390x", "s390", "ilp32", "qemu-system-s390x", "s390-ccw-virtio",
+           S390X_CPU, **S390_CCW),
 )
 
 # TARGETS=GROUP: the targets of an architecture, or all of them. Without
@@ -387,12 +424,13 @@ def _arch_of(t):
 
 # The groups that are architectures (bisect-check runs one a runner);
 # TARGET_GROUPS adds "be" (every big-endian target) and "all".
-ARCH_GROUPS = ("x86", "arm", "mips", "ppc")
+ARCH_GROUPS = ("x86", "arm", "mips", "ppc", "s390")
 TARGET_GROUPS = {
     "x86": tuple(t.name for t in TARGETS if t.x86 and t.grouped),
     "arm": tuple(t.name for t in TARGETS if _arch_of(t) in ("arm64", "arm") and t.grouped),
     "mips": tuple(t.name for t in TARGETS if _arch_of(t) == "mips" and t.grouped),
     "ppc": tuple(t.name for t in TARGETS if _arch_of(t) == "powerpc" and t.grouped),
+    "s390": tuple(t.name for t in TARGETS if _arch_of(t) == "s390" and t.grouped),
     "be": tuple(t.name for t in TARGETS if BIG_ENDIAN in t.user.elf and t.grouped),
     "all": tuple(t.name for t in TARGETS if t.grouped),
 }
@@ -423,7 +461,7 @@ MAINLINE_FRAGMENTS = {"x86_64": ("mainline.config", "mainline-x86.config"),
                       "i386": ("mainline.config", "mainline-x86.config"),
                       "arm64": ("mainline.config",), "arm": ("mainline.config",),
                       "mips64el": ("mainline.config",), "mips64": ("mainline.config",),
-                      "ppc64": ("mainline.config",)}
+                      "ppc64": ("mainline.config",), "s390x": ("mainline.config",)}
 # The test-only patch directory ("+DIR") that is not in patches/: the mails
 # for mainline, at the top of the repo (tree.patches_for).
 UPSTREAM = "upstream"

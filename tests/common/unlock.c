@@ -828,6 +828,7 @@ static int fault_wakes_nobody(void)
 	return RFM_PASS;
 }
 
+#if RFM_HAS_KERNEL_ADDRESS
 /*
  * Both addresses are user addresses (rfm_kernel_address(): a kernel one
  * an unchecked store would write, or a compat task's top page). The word
@@ -857,6 +858,7 @@ static int kernel_addresses_efault(void)
 	RFM_CHECK(registered_head() == h.head, "list given up");
 	return RFM_PASS;
 }
+#endif
 
 /*
  * No list registered at all: a slot that cannot be written is -EFAULT
@@ -1088,7 +1090,9 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(slot_bad_address_efault),
 	RFM_CASE(fault_wakes_nobody),
 	RFM_CASE(slot_fault_without_a_list),
+#if RFM_HAS_KERNEL_ADDRESS
 	RFM_CASE(kernel_addresses_efault),
+#endif
 	RFM_CASE(registered_slot_fault_gives_up_list),
 	RFM_CASE(registered_slot_other_width_keeps_list),
 	RFM_CASE(unlock_pi_slot_fault),

@@ -41,11 +41,13 @@ class ParseExpected(unittest.TestCase):
     def test_sections_and_items(self):
         e = abi.parse_expected(EXPECTED)
         self.assertEqual(sorted(e), ["aapcs64", "eabi", "ilp32", "lp64", "n32", "n32be", "n64",
-                                     "n64be", "o32", "o32be", "ppc32", "ppc64", "x32"])
+                                     "n64be", "o32", "o32be", "ppc32", "ppc64", "s390", "s390x",
+                                     "x32"])
         self.assertEqual(e["ppc32"]["table.ppc.300"],
                          "common set_robust_list sys_set_robust_list compat_sys_set_robust_list")
         self.assertEqual(e["aapcs64"]["sizeof.robust_list_head"], "24")
         self.assertEqual(e["eabi"]["sizeof.robust_list_head"], "12")
+        self.assertEqual(e["s390"]["sizeof.robust_list_head"], "12")
         self.assertEqual(e["eabi"]["table.arm64compat.338"],
                          "set_robust_list compat_sys_set_robust_list")
         self.assertEqual(e["lp64"]["sizeof.robust_list_head"], "24")

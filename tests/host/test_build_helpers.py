@@ -295,7 +295,7 @@ class Selection(unittest.TestCase):
 
     def test_unknown_target(self):
         with self.assertRaisesRegex(ValueError, "riscv64.*known: x86_64, x86_64-ia32, i386"
-                                    ".*groups: x86, arm, mips, ppc, be, all"):
+                                    ".*groups: x86, arm, mips, ppc, s390, be, all"):
             targets.select_targets("x86_64,riscv64")
 
     def test_groups(self):
@@ -304,12 +304,14 @@ class Selection(unittest.TestCase):
         arm = ["arm64", "arm64-aarch32", "armhf"]
         mips = ["mips64el", "mips64el-n32", "mips64el-o32", "mips64", "mips64-n32", "mips64-o32"]
         ppc = ["ppc64", "ppc64-ppc32"]
+        s390 = ["s390x", "s390x-s390"]
         self.assertEqual(names("x86"), x86)
         self.assertEqual(names("arm"), arm)
         self.assertEqual(names("mips"), mips)
         self.assertEqual(names("ppc"), ppc)
-        self.assertEqual(names("be"), mips[3:] + ppc)
-        self.assertEqual(names("all"), x86 + arm + mips + ppc)
+        self.assertEqual(names("s390"), s390)
+        self.assertEqual(names("be"), mips[3:] + ppc + s390)
+        self.assertEqual(names("all"), x86 + arm + mips + ppc + s390)
         self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
     def test_bisect_configs_follow_targets(self):
@@ -323,7 +325,8 @@ class Selection(unittest.TestCase):
         self.assertEqual(configs("arm"), ("arm64", "arm"))
         self.assertEqual(configs("mips"), ("mips64el", "mips64"))
         self.assertEqual(configs("ppc"), ("ppc64",))
-        self.assertEqual(configs("be"), ("mips64", "ppc64"))
+        self.assertEqual(configs("s390"), ("s390x",))
+        self.assertEqual(configs("be"), ("mips64", "ppc64", "s390x"))
         self.assertEqual(configs("x86_64-x32"), ("x86_64", "x86_64-noia32"))
         self.assertEqual(configs("i386-pentium3,armhf"), ("i386", "arm"))
         self.assertEqual(configs("all"), targets.BISECT_CONFIGS)

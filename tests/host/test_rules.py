@@ -24,7 +24,7 @@ GROUPED = [t for t in TARGETS if t.grouped]
 
 
 def _kernel_64bit(t):
-    return t.kconfig in ("x86_64", "arm64", "mips64el", "mips64", "ppc64")
+    return t.kconfig in ("x86_64", "arm64", "mips64el", "mips64", "ppc64", "s390x")
 
 
 # What each word of the `where` column means, as target names.
@@ -33,9 +33,10 @@ WHERE = {
     "64-bit kernels": {t.name for t in GROUPED if _kernel_64bit(t)},
     "32-bit kernels": {t.name for t in GROUPED if not _kernel_64bit(t)},
     "compat": {t.name for t in GROUPED if _kernel_64bit(t) and t.abi == "ilp32"},
-    # compat tasks with 4 GiB below them (MIPS's n32 and o32 have 2)
+    # compat tasks with 4 GiB below them (MIPS's n32 and o32 and s390's
+    # 31-bit tasks have 2)
     "compat 4g": {t.name for t in GROUPED if _kernel_64bit(t) and t.abi == "ilp32"
-                  and not t.kconfig.startswith("mips")},
+                  and not t.kconfig.startswith(("mips", "s390"))},
     "ilp32": {t.name for t in GROUPED if t.abi == "ilp32"},
     "x86": set(TARGET_GROUPS["x86"]),
     "x86 vdso": set(TARGET_GROUPS["x86"]),
@@ -161,12 +162,13 @@ class Rules(unittest.TestCase):
     def test_every_target_word_means_what_it_says(self):
         self.assertEqual(WHERE["compat"], {"x86_64-ia32", "x86_64-x32", "arm64-aarch32",
                                            "mips64el-n32", "mips64el-o32", "mips64-n32",
-                                           "mips64-o32", "ppc64-ppc32"})
+                                           "mips64-o32", "ppc64-ppc32", "s390x-s390"})
         self.assertEqual(WHERE["compat 4g"], {"x86_64-ia32", "x86_64-x32", "arm64-aarch32",
                                               "ppc64-ppc32"})
         self.assertEqual(WHERE["32-bit kernels"], {"i386", "i386-pentium3", "armhf"})
         self.assertEqual(WHERE["x32"], {"x86_64-x32"})
-        self.assertEqual(WHERE["lp64"], {"x86_64", "arm64", "mips64el", "mips64", "ppc64"})
+        self.assertEqual(WHERE["lp64"], {"x86_64", "arm64", "mips64el", "mips64", "ppc64",
+                                         "s390x"})
         self.assertEqual(WHERE["two lists"], {"x86_64", "x86_64-x32"})
         self.assertEqual(WHERE["x86 ilp32"], {"x86_64-ia32", "i386", "i386-pentium3"})
 

@@ -198,7 +198,7 @@ static inline long rfm_futex_wake(uint32_t *uaddr, int nr)
 
 /*
  * Does a 64-bit kernel run this task? A compat task (ia32, x32, AArch32, n32, o32,
- * ppc32) sees the 64-bit kernel's machine in uname(): nothing sets PER_LINUX32.
+ * ppc32, s390) sees the 64-bit kernel's machine in uname(): nothing sets PER_LINUX32.
  */
 static inline int rfm_kernel_64bit(void)
 {
@@ -207,7 +207,8 @@ static inline int rfm_kernel_64bit(void)
 	if (uname(&u))
 		return -1;
 	return !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "aarch64") ||
-	       !strcmp(u.machine, "mips64") || !strcmp(u.machine, "ppc64");
+	       !strcmp(u.machine, "mips64") || !strcmp(u.machine, "ppc64") ||
+	       !strcmp(u.machine, "s390x");
 }
 
 #ifdef __x86_64__
@@ -259,6 +260,17 @@ static inline int rfm_kernel_has_compat(void)
 }
 #endif
 
+#if defined(__s390__) && !defined(__s390x__)
+/*
+ * A 31-bit s390 pointer names no address above its address space: the
+ * kernel's compat_ptr() clears bit 31, and the other 31 bits are all
+ * the task's 2 GiB (high_memory.head_with_bit31_set has that edge).
+ */
+#define RFM_HAS_KERNEL_ADDRESS	0
+#else
+#define RFM_HAS_KERNEL_ADDRESS	1
+#endif
+
 /*
  * An address no user pointer may reach. Where a kernel address fits in a
  * pointer of the caller (a task of the kernel's own word size), the start
@@ -288,6 +300,14 @@ static inline void *rfm_kernel_address(void)
 		return (void *)(uintptr_t)0x9800000000000000ull; /* PAGE_OFFSET, XKPHYS cached */
 	if (!strcmp(u.machine, "ppc64"))
 		return (void *)(uintptr_t)0xc000000000000000ull; /* PAGE_OFFSET */
+	/*
+	 * s390 has no kernel address in a task's address space: the kernel
+	 * has one of its own. 2^63 is past every user page table a task
+	 * gets without asking (TASK_SIZE grows on demand). Not the last page:
+	 * 6.1 oopses in the GUP of a shared futex there (docs/known-gaps.md).
+	 */
+	if (!strcmp(u.machine, "s390x"))
+		return (void *)(uintptr_t)0x8000000000000000ull;
 	return (void *)(uintptr_t)0xc0000000u;	/* PAGE_OFFSET, VMSPLIT_3G */
 }
 

@@ -302,7 +302,7 @@ static int head_with_bit31_set(void)
 }
 
 /*
- * A list link with bit 31 set (after an ordinary first entry), whose
+ * A list link with bit 31 set (between two ordinary entries), whose
  * lock lies at the address without it. What bit 31 of a 32-bit pointer means is the architecture's: on
  * s390 it is the addressing-mode bit, not an address bit (a 31-bit task
  * has 2 GiB), and compat_ptr() clears it, so the walk must follow the
@@ -312,12 +312,16 @@ static int head_with_bit31_set(void)
  * where it cannot (MIPS's n32 and o32: 2 GiB) the link leads past the
  * task's top and the walk must stop there. A walk that casts the 32
  * bits instead of calling compat_ptr() is right on every architecture
- * but s390.
+ * but s390. The entry the link leads to is also where the walk reads
+ * the next link from: the last entry is released wherever that entry's
+ * lock was, so a walk that took the word's address right but read the
+ * next link elsewhere shows too.
  */
 #define BIT31_LOW	((void *)0x00200000UL)
 #define BIT31_HIGH	((void *)0x80200000UL)
 #define BIT31		0x80000000u
 #define BIT31_FIRST	((struct rfm_lock *)((char *)BIT31_LOW + 1024))
+#define BIT31_LAST	((struct rfm_lock *)((char *)BIT31_LOW + 3072))
 
 static int owner_link_bit31(void *arg)
 {
@@ -327,11 +331,13 @@ static int owner_link_bit31(void *arg)
 	uint32_t tid = (uint32_t)rfm_gettid();
 
 	rfm_head_init(head);
+	BIT31_LAST->futex = tid;
+	BIT31_LAST->link.next = &head->list;
 	low->futex = tid;
-	low->link.next = &head->list;
+	low->link.next = &BIT31_LAST->link;
 	if (high_mapped) {
 		high->futex = tid;
-		high->link.next = &head->list;
+		high->link.next = &BIT31_LAST->link;
 	}
 	/* An ordinary first entry: its release shows that the walk ran. */
 	BIT31_FIRST->futex = tid;
@@ -345,6 +351,7 @@ static int link_with_bit31_set(void)
 	struct rfm_lock *low = BIT31_LOW, *high = BIT31_HIGH;
 	int high_mapped, status;
 	const char *released;
+	int last_released;
 
 	RFM_CHECK(map_at(BIT31_LOW), "mmap at %p: %s", BIT31_LOW, strerror(errno));
 	high_mapped = map_at(BIT31_HIGH);
@@ -353,6 +360,7 @@ static int link_with_bit31_set(void)
 	/* Else "none" below could mean that nothing walked the list at all. */
 	RFM_CHECK(BIT31_FIRST->futex == FUTEX_OWNER_DIED, "first entry %#x: the walk did not "
 		  "reach the link", BIT31_FIRST->futex);
+	last_released = BIT31_LAST->futex == FUTEX_OWNER_DIED;
 	released = low->futex == FUTEX_OWNER_DIED ?
 		   (high_mapped && high->futex == FUTEX_OWNER_DIED ? "both" : "low") :
 		   high_mapped && high->futex == FUTEX_OWNER_DIED ? "high" : "none";
@@ -361,6 +369,12 @@ static int link_with_bit31_set(void)
 	       high_mapped ? "mapped" : "refused");
 	printf("# obs released=%s [target: s390's compat_ptr() clears bit 31; elsewhere the "
 	       "link leads to the lock above 2 GiB, or past the task's top]\n", released);
+	printf("# obs last=%s [target: the walk goes on wherever the link led to a lock]\n",
+	       last_released ? "released" : "held");
+	RFM_CHECK(last_released == (strcmp(released, "none") != 0),
+		  "released %s, but the entry after it %s: the next link was not read from "
+		  "the entry whose lock was released", released,
+		  last_released ? "released" : "held");
 #ifdef __s390__
 	RFM_CHECK(!high_mapped, "a 31-bit task mapped %p", BIT31_HIGH);
 	RFM_CHECK(!strcmp(released, "low"), "released %s: the link without bit 31 leads to "

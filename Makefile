@@ -31,11 +31,12 @@ check-all:
 	$(RFM) check-all
 
 ## check-more: the targets beyond x86 and ARM (MIPS n64, n32, o32, little-
-## and big-endian; ppc64 and ppc32): the ABI gate, series, stock and the
-## negative control; the schedule's jobs "mips", "mips-be" and "ppc", in
-## RFM_OUT/schedule/ (docs/mips.md, docs/ppc.md)
+## and big-endian; ppc64 and ppc32; s390x and its 31-bit ABI): the ABI
+## gate, series, stock and the negative control; the schedule's jobs
+## "mips", "mips-be", "ppc" and "s390", in RFM_OUT/schedule/ (docs/mips.md,
+## docs/ppc.md, docs/s390.md)
 check-more:
-	JOB=mips,mips-be,ppc $(RFM) check-all
+	JOB=mips,mips-be,ppc,s390 $(RFM) check-all
 
 ## check-next: the one job of the schedule whose turn it is (by the commit
 ## count of HEAD; JOB= to choose), if its stated time fits in what is left

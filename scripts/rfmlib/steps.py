@@ -122,7 +122,7 @@ class Job:
 
 X86, ARM64, ARMHF = "x86", "arm64,arm64-aarch32", "armhf"
 MIPS_LE, MIPS_BE = "mips64el,mips64el-n32,mips64el-o32", "mips64,mips64-n32,mips64-o32"
-PPC = "ppc"
+PPC, S390 = "ppc", "s390"
 ALL_TARGETS = "all"
 RETRY_MUTANT = "cmpxchg-changed-value-accepted"
 
@@ -192,6 +192,8 @@ def _more_side(name, about, abis, targets, *more, also=""):
 # The mutants of tests/mutants that only a big-endian compat target can
 # kill (their Targets: name ppc64-ppc32).
 BIG_ENDIAN_MUTANTS = "compat-offset-read-as-long,compat-pending-read-as-64-bit"
+# ... and those only s390's 31-bit ABI can (Targets: s390x-s390).
+S390_MUTANTS = "compat-link-cast-not-compat-ptr"
 
 
 def _debug_side(name, targets, minutes):
@@ -262,6 +264,12 @@ SCHEDULE = (
                     (("MUTANT", BIG_ENDIAN_MUTANTS), ("TARGETS", PPC),
                      ("RFM_OUT", "{out}/mutate"))),
                also="; the mutants only a big-endian compat task shows"),
+    _more_side("s390", "the s390x targets (s390x and its 31-bit ABI on one kernel)",
+               "s390x, s390 (31-bit)", S390,
+               Step("mutate-s390", "mutate", "the mutants only a 31-bit s390 task shows",
+                    (("MUTANT", S390_MUTANTS), ("TARGETS", S390),
+                     ("RFM_OUT", "{out}/mutate"))),
+               also="; the mutants only a 31-bit s390 task shows"),
 ) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
             "targets", 3, minutes=(28, 30, 36)) + (
     Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "
@@ -285,7 +293,7 @@ SCHEDULE = (
               ("TARGETS", ALL_TARGETS), ("RFM_OUT", "{out}/" + name)))
         for name, about, jobs, sub in (
             ("control", "series, stock and the negative control",
-             ("control-x86", "arm64", "armhf", "mips", "mips-be", "ppc"), ""),
+             ("control-x86", "arm64", "armhf", "mips", "mips-be", "ppc", "s390"), ""),
             ("mainline", "series, stock, mainline and mainline-fix",
              ("mainline-x86", "mainline-arm64", "mainline-armhf"), ""),
             ("smp", "the series on two vCPUs", ("smp-x86", "smp-arm64", "smp-armhf"), "/smp"),

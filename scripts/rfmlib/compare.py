@@ -29,6 +29,13 @@ from .ktap import FAIL, PASS, SKIP, ERROR, MISS
 
 NA = "-"   # the case is not built for this target's word size
 
+# Cases of another suite (mainline's selftests) that are wrong on some
+# targets, on every kernel: `case@target-glob  reason` lines. The test's
+# defect, not a kernel's: its cells must fail where a line names them and
+# pass elsewhere, on the subject as on each reference.
+TEST_DEFECTS = config.REPO / "tests" / "test-defects.txt"
+TEST_DEFECT = "a defect of the test, on every kernel: "
+
 
 @dataclass
 class GuestRun:
@@ -420,6 +427,7 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
     failures, incomplete = [], []
     rows_by_kernel = {}
     controls = [k for k in kernels if role(k) == CONTROL]
+    defects = [(glob, TEST_DEFECT + why) for glob, why in load_rules(TEST_DEFECTS)]
     for kernel in kernels:
         if kernel in unavailable:
             matrix["kernels"][kernel] = {"available": False, "role": role(kernel),
@@ -468,12 +476,14 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
         for row in rows:
             # What a reference lacks of the subjects (a fix, a new ABI):
             # its failure is expected where its deviations file names the
-            # case, with the reason it gives.
-            reason = _expected_failure(deviations.get(kernel, ()), row)
-            if reason:
+            # case, with the reason it gives; so is a test's own defect.
+            named = next(((rules, why) for rules in (deviations.get(kernel, ()), defects)
+                          for why in [_expected_failure(rules, row)] if why), None)
+            if named:
+                rules, reason = named
                 row["expected_failure"] = reason
                 row["verdict"] = "expected to fail %s: %s" % (
-                    _where_named(deviations.get(kernel, ()), row), reason.split(":")[0])
+                    _where_named(rules, row), reason.split(":")[0])
                 continue
             if row["agree"] is False:
                 (incomplete if row["verdict"].startswith("incomplete")

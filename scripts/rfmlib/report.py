@@ -117,7 +117,8 @@ def render_text(matrix):
     lines.append("cells: " + ", ".join("%d %s" % (n, k) for k, n in s["counts"].items()))
     if s.get("expected_failures"):
         lines.append("expected failures (what a reference kernel lacks of the series, "
-                     "named in its deviations file): %d" % s["expected_failures"])
+                     "named in its deviations file, or a test's defect named in "
+                     "tests/test-defects.txt): %d" % s["expected_failures"])
     if any(s.get("control_counts", {}).values()):
         lines.append("negative control cells (failures expected): " + ", ".join(
             "%d %s" % (n, k) for k, n in s["control_counts"].items() if n))

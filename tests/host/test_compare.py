@@ -1,7 +1,9 @@
 """compare.py: verdicts across targets, series vs stock, the negative
 control, and the exit status of build_matrix."""
+import shutil
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from rfmlib import compare, config, pipeline, report, targets
@@ -468,6 +470,38 @@ class ExitStatus(unittest.TestCase):
                          control=util.CONTROL,
                          deviations=[("smoke.death_one_lock", "fixed by the series")])
         self.assertEqual(s["exit_status"], 1)
+
+    def test_a_tests_defect_fails_where_named_on_every_kernel(self):
+        # tests/test-defects.txt: a case wrong on some targets whatever the
+        # kernel (mainline's selftest on big-endian): it must fail there,
+        # on the subject too, and pass on every other target.
+        one = {"i386": util.edited("i386", "complete/i386", "ok 3 death_one_lock",
+                                   "not ok 3 death_one_lock")}
+        kernels = ("series", "stock", "baseline")
+        with mock.patch.object(compare, "TEST_DEFECTS", self.defects(
+                "smoke.death_one_lock@i386\tassumes little-endian\n")):
+            s = self.summary(util.check_matrix(series=one, stock=one), kernels=kernels,
+                             control=util.CONTROL)
+            self.assertEqual((s["exit_status"], s["failures"]), (0, []))
+            m = util.matrix(util.check_matrix(series=one), kernels=("series",))
+            row = util.rows_by_case(m["kernels"]["series"]["cases"])["smoke.death_one_lock"]
+            self.assertEqual(row["verdict"], "expected to fail on i386: a defect of the test, "
+                             "on every kernel")
+            # Named, but passing there (a test since fixed): judged as any
+            # row; failing where no line names it: a failure.
+            s = self.summary(util.check_matrix(), kernels=kernels, control=util.CONTROL)
+            self.assertEqual(s["exit_status"], 0)
+            other = {"x86_64": util.edited("x86_64", "complete/x86_64", "ok 3 death_one_lock",
+                                           "not ok 3 death_one_lock")}
+            s = self.summary(util.check_matrix(series=other), kernels=kernels,
+                             control=util.CONTROL)
+            self.assertEqual(s["exit_status"], 1)
+
+    def defects(self, text):
+        path = Path(tempfile.mkdtemp()) / "test-defects.txt"
+        path.write_text(text)
+        self.addCleanup(shutil.rmtree, path.parent)
+        return path
 
     def test_a_race_fix_may_fail_on_some_targets_only(self):
         # "[race]": without the fix the case fails where the race went the

@@ -27,7 +27,8 @@ from . import (compare, config, guest, kbuild, knobs, kselftest, ktap, prebuilt,
                tree)
 from .log import Usage, progress
 from .targets import (KERNEL_VARIANTS, guest_cpus, kernel_append, kernel_coverage,
-                      preempt_append, variant_configs, variant_slot, variant_tree)
+                      preempt_append, variant_configs, variant_lacks_abi, variant_slot,
+                      variant_tree)
 
 
 def libc_mode():
@@ -186,6 +187,11 @@ class Pipeline:
                             "(targets %s); choose other targets, or KERNELS=series" % (
                                 kernel, ", ".join(lacking), ", ".join(
                                     t.name for t in self.targets if t.kconfig in lacking)))
+            lacks = [(t.name, variant_lacks_abi(kernel, t)) for t in self.targets
+                     if variant_lacks_abi(kernel, t)]
+            if lacks:
+                raise Usage("KERNELS=%s cannot run target(s) %s: %s; choose other targets" % (
+                    kernel, ", ".join(n for n, _ in lacks), lacks[0][1]))
             for kc in self.kconfigs:
                 self.images[(kernel, kc)] = build_kernel(kernel, kc, self.targets)
             self.described[kernel] = describe(kernel, self.images)

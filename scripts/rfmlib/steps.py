@@ -263,13 +263,21 @@ SCHEDULE = (
                Step("mutate-be", "mutate", "the mutants only a big-endian compat task shows",
                     (("MUTANT", BIG_ENDIAN_MUTANTS), ("TARGETS", PPC),
                      ("RFM_OUT", "{out}/mutate"))),
-               also="; the mutants only a big-endian compat task shows"),
+               _matrix("mainline-check", "series, stock and mainline (7.3), mainline's "
+                       "futex selftests", "series,stock,mainline", PPC, "{out}/mainline"),
+               also="; the mutants only a big-endian compat task shows; mainline (7.3) with "
+               "its futex selftests"),
     _more_side("s390", "the s390x targets (s390x and its 31-bit ABI on one kernel)",
                "s390x, s390 (31-bit)", S390,
                Step("mutate-s390", "mutate", "the mutants only a 31-bit s390 task shows",
                     (("MUTANT", S390_MUTANTS), ("TARGETS", S390),
                      ("RFM_OUT", "{out}/mutate"))),
-               also="; the mutants only a 31-bit s390 task shows"),
+               # 7.3 has no 31-bit ABI: s390x shows its ENOEXEC as a row.
+               _matrix("mainline-check", "series, stock and mainline (7.3), mainline's "
+                       "futex selftests, on s390x", "series,stock,mainline", "s390x",
+                       "{out}/mainline"),
+               also="; the mutants only a 31-bit s390 task shows; mainline (7.3) with its "
+               "futex selftests on s390x"),
 ) + _shards("mutants", "the hand-written mutant catalogue (tests/mutants) on the five x86 "
             "targets", 3, minutes=(28, 30, 36)) + (
     Job("mutants-independent", "the catalogue written blind (tests/mutants-independent) on "

@@ -204,7 +204,7 @@ USERLANDS = {
                            "libc6-powerpc-ppc64-cross", "lib32", "powerpc", ("tests32",),
                            ldlibs=("-latomic",)),
     "s390x": _s390_userland("s390x", "-m64", 2, "lib", "libc6-s390x-cross", "lib", "s390x",
-                            (), "s390x"),
+                            ("tests-s390x",), "s390x"),
     "s390": _s390_userland("s390", "-m31", 1, "lib32", "libc6-s390-s390x-cross", "lib32",
                            "s390", ("tests32",), ""),
 }
@@ -461,7 +461,8 @@ MAINLINE_FRAGMENTS = {"x86_64": ("mainline.config", "mainline-x86.config"),
                       "i386": ("mainline.config", "mainline-x86.config"),
                       "arm64": ("mainline.config",), "arm": ("mainline.config",),
                       "mips64el": ("mainline.config",), "mips64": ("mainline.config",),
-                      "ppc64": ("mainline.config",), "s390x": ("mainline.config",)}
+                      "ppc64": ("mainline.config",),
+                      "s390x": ("mainline.config", "mainline-s390x.config")}
 # The test-only patch directory ("+DIR") that is not in patches/: the mails
 # for mainline, at the top of the repo (tree.patches_for).
 UPSTREAM = "upstream"
@@ -655,6 +656,21 @@ def variant_configs(kernel):
     variant = KERNEL_VARIANTS[kernel]
     names = variant.get("configs") or tuple(variant.get("fragments", {})) or KERNEL_CONFIGS
     return tuple(names)
+
+
+# User-space ABIs a tree's kernels no longer have: a variant of that tree
+# cannot boot their targets (their init is of that ABI). The native
+# target shows the refusal as a row instead (tests-s390x/compat_exec.c).
+ABIS_REMOVED = {
+    "linux-source-7.3": {"s390": "7.3 has no 31-bit compat: a 31-bit program is ENOEXEC "
+                                 "there, which compat_exec.exec_31bit_program on s390x shows"},
+}
+
+
+def variant_lacks_abi(kernel, target):
+    """Why `kernel` cannot run `target`'s user space, or None."""
+    tree = KERNEL_VARIANTS[kernel].get("tree")
+    return ABIS_REMOVED.get(tree, {}).get(target.userland)
 
 
 def has_series(kernel):

@@ -314,6 +314,13 @@ class Selection(unittest.TestCase):
         self.assertEqual(names("all"), x86 + arm + mips + ppc + s390)
         self.assertEqual(names("arm,i386"), ["i386"] + arm)
 
+    def test_a_tree_without_an_abi_cannot_run_its_targets(self):
+        # 7.3 removed s390's 31-bit compat: mainline cannot boot that init.
+        s390 = targets.target("s390x-s390")
+        self.assertIn("ENOEXEC", targets.variant_lacks_abi("mainline", s390))
+        self.assertIsNone(targets.variant_lacks_abi("series", s390))
+        self.assertIsNone(targets.variant_lacks_abi("mainline", targets.target("s390x")))
+
     def test_bisect_configs_follow_targets(self):
         # Unset: every config, ARM included. A group or a target narrows
         # it to those kernels, and x86_64 brings its no-IA32 build along.

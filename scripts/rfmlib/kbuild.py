@@ -129,10 +129,12 @@ exec %(ccache)s %(real)s "$@"
 """
 
 
-def ccache_wrappers():
+def ccache_wrappers(cross_gcc=None):
     """A directory of wrappers, one per compiler Debian's ccache links
-    (gcc, the cross gccs, clang), each named as its compiler and running
-    it through ccache, except for assembler sources. None without ccache."""
+    (gcc, the cross gccs, clang), and `cross_gcc` (the path of a cross
+    gcc unpacked into the cache, toolchain.py), each named as its
+    compiler and running it through ccache, except for assembler
+    sources. None without ccache."""
     ccache = shutil.which("ccache")
     if not CCACHE_BIN.is_dir() or not ccache:
         return None
@@ -142,31 +144,44 @@ def ccache_wrappers():
                             if p and Path(p).resolve() not in skip)
     d.mkdir(parents=True, exist_ok=True)
     made = set()
-    for link in sorted(CCACHE_BIN.iterdir()):
-        real = shutil.which(link.name, path=plain)
+    compilers = [(link.name, shutil.which(link.name, path=plain))
+                 for link in sorted(CCACHE_BIN.iterdir())]
+    for name, real in compilers + ([(Path(cross_gcc).name, cross_gcc)] if cross_gcc else []):
         # Another ccache link further on PATH is no compiler: it would
         # run the wrapper again, for ever.
         if not real or Path(real).resolve() == Path(ccache).resolve():
             continue
         text = CCACHE_WRAPPER % {"real": shlex.quote(real), "ccache": shlex.quote(ccache)}
-        w = d / link.name
+        w = d / name
         made.add(w.name)
         if not w.exists() or w.read_text() != text or not os.access(w, os.X_OK):
             tmp = atomic.tmp_path(w)
             tmp.write_text(text)
             tmp.chmod(0o755)        # before it is in place: a make may run it
             os.replace(tmp, w)
+    toolchains = str(config.cache_dir() / "toolchains")
     for gone in d.iterdir():        # a compiler since removed
-        if gone.name not in made and not gone.name.startswith("."):
-            gone.unlink(missing_ok=True)
+        if gone.name in made or gone.name.startswith("."):
+            continue
+        try:
+            # Another build's cross gcc stays: a build running now finds
+            # it first on its PATH (and the compiler itself after it).
+            if toolchains in gone.read_text():
+                continue
+        except (OSError, UnicodeDecodeError):
+            pass        # another build's cleanup took it first
+        gone.unlink(missing_ok=True)
     return d
 
 
-def make_env():
+def make_env(kconfig=None):
     """make's environment: the pinned build identity, and ccache in front
     of gcc and clang (by PATH, so the compiler's name, hence every
     object's command line and the kernel's key, stay as they were; not
-    for assembler sources, CCACHE_WRAPPER says why).
+    for assembler sources, CCACHE_WRAPPER says why). A config built with
+    a cross gcc unpacked into the cache (MIPS, PowerPC, s390) gets that
+    toolchain's bin/ on PATH, behind the wrappers, which wrap its gcc too:
+    its CROSS_COMPILE names the tools without a directory.
 
     For make mutate, ccache's preprocessor mode: a file that includes a
     regenerated header whose changed lines it does not use is a cache
@@ -177,7 +192,10 @@ def make_env():
     without ccache, 64 s in preprocessor mode, 51 s in depend mode, 18 s
     warm); an unchanged file is a hit either way."""
     env = dict(os.environ, **REPRODUCIBLE)
-    wrappers = ccache_wrappers()
+    triple = kconfig.gcc_triple if kconfig else None
+    if triple:
+        env["PATH"] = "%s:%s" % (toolchain.bin_dir(triple), env.get("PATH", ""))
+    wrappers = ccache_wrappers(toolchain.gcc(triple) if triple else None)
     if wrappers:
         env.update(PATH="%s:%s" % (wrappers, env.get("PATH", "")),
                    CCACHE_DIR=str(config.cache_dir() / "ccache"), CCACHE_MAXSIZE="8G")
@@ -196,14 +214,14 @@ def _make(tree, build_dir, kconfig, args, log_path, label, hold=(), pause=None):
         log.flush()
         if config.verbose():
             proc = procs.popen(cmd, hold=hold, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env=make_env())
+                               stderr=subprocess.STDOUT, text=True, env=make_env(kconfig))
             for line in proc.stdout:
                 log.write(line)
                 print(line, end="")
             rc = procs.wait(proc)
         else:
             rc = procs.run(cmd, hold=hold, stdout=log, stderr=subprocess.STDOUT,
-                           pause=pause, env=make_env()).returncode
+                           pause=pause, env=make_env(kconfig)).returncode
     if rc != 0:
         tail = "".join(open(log_path).readlines()[-30:])
         raise Fatal("%s: `make %s` failed (log: %s):\n%s" % (

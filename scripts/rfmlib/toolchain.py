@@ -15,7 +15,8 @@ prefix to where its driver is), libgcc in the host's
 /usr/lib/gcc-cross (the prefix it was configured with), and the cross
 libc through usr/<triple>, a link to the host's /usr/<triple>. A bin/
 directory holds <triple>-gcc and links to the host's binutils, so that
-CROSS_COMPILE=<bin>/<triple>- serves a kernel build.
+with it on PATH CROSS_COMPILE=<triple>- serves a kernel build (and
+ccache's wrapper of that gcc, before it on PATH, kbuild.py).
 """
 import os
 from pathlib import Path
@@ -93,11 +94,6 @@ def gcc(triple):
     return str(bin_dir(triple) / ("%s-gcc" % triple))
 
 
-def cross_compile(triple):
-    """A kernel build's CROSS_COMPILE= for `triple`."""
-    return str(bin_dir(triple) / ("%s-" % triple))
-
-
 def user_compiler(user):
     """The compiler command, as a list, for a userland's programs."""
     if user.gcc_triple:
@@ -106,9 +102,11 @@ def user_compiler(user):
 
 
 def kernel_make_args(kconfig):
-    """What make needs besides ARCH= to build a kernel of `kconfig`."""
+    """What make needs besides ARCH= to build a kernel of `kconfig`. A
+    cross gcc's tools by name: kbuild.make_env() puts bin_dir() (and a
+    ccache wrapper of its gcc) on make's PATH."""
     if kconfig.gcc_triple:
-        return ["CROSS_COMPILE=%s" % cross_compile(kconfig.gcc_triple)]
+        return ["CROSS_COMPILE=%s-" % kconfig.gcc_triple]
     return kconfig.make_args()
 
 

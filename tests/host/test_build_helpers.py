@@ -456,7 +456,13 @@ class MipsTargets(TempDirTest):
         gcc = str(root / "bin" / ("%s-gcc" % triple))
         self.assertEqual(got, {"mips-n64": [gcc, "-mabi=64"], "mips-n32": [gcc, "-mabi=n32"],
                                "mips-o32": [gcc, "-mabi=32"]})
-        self.assertEqual(make, ["CROSS_COMPILE=%s-" % (root / "bin" / triple)])
+        # The tools by name: kbuild.make_env() puts bin/ (behind ccache's
+        # wrapper of its gcc) on make's PATH.
+        self.assertEqual(make, ["CROSS_COMPILE=%s-" % triple])
+        with patch, mock.patch.object(toolchain, "_link_runtime", lambda r, t: None), \
+                mock.patch.object(kbuild, "ccache_wrappers", lambda cross_gcc=None: None):
+            env = kbuild.make_env(targets.KERNEL_CONFIGS["mips64el"])
+        self.assertTrue(env["PATH"].startswith(str(root / "bin") + ":"))
         # The others keep theirs.
         self.assertEqual(toolchain.user_compiler(targets.USERLANDS["ilp32"]), ["gcc", "-m32"])
         self.assertEqual(toolchain.kernel_make_args(targets.KERNEL_CONFIGS["x86_64"]), [])

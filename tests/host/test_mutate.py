@@ -293,6 +293,15 @@ class IdenticalImages(unittest.TestCase):
             kbuild.ccache_wrappers()
             self.assertTrue(os.access(wrappers / "cc", os.X_OK))
             self.assertFalse((wrappers / "gone").exists())
+            # A cross gcc unpacked into the cache (MIPS, PowerPC, s390) is
+            # wrapped by its name; another build's call leaves it.
+            cross = d / "cache" / "toolchains" / "tc" / "bin" / "s390x-linux-gnu-gcc"
+            cross.parent.mkdir(parents=True)
+            cross.write_text("#!/bin/sh\n")
+            kbuild.ccache_wrappers(str(cross))
+            self.assertIn(str(cross), (wrappers / "s390x-linux-gnu-gcc").read_text())
+            kbuild.ccache_wrappers()
+            self.assertTrue((wrappers / "s390x-linux-gnu-gcc").exists())
 
     def test_assembler_sources_bypass_ccache(self):
         """ccache cannot see what .incbin takes in (piggy.S takes the

@@ -35,6 +35,8 @@
  *	rfm.timeout=SECONDS		per program (default 300)
  *	rfm.only=PROG[,PROG...]		run only these programs of /tests
  *	rfm.target=NAME			echoed into the report
+ *	rfm.accel=NAME			QEMU's accelerator (not read here: the cases
+ *					read it, rfm_race.h)
  *	rfm.results=DEVICE		the results port (default /dev/ttyS1)
  *	rfm.coverage=DEVICE		make coverage: zero the kernel's gcov
  *					counters before the programs, write

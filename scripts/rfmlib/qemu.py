@@ -99,7 +99,7 @@ def kernel_command_line(target, mode, accel, append="", icount=False, results_po
     """The guest kernel's command line: its console, what every guest
     needs, the clock hints of `accel` ("lab": a machine we cannot see,
     so no hint from this host), the target's own arguments, what init
-    reads (rfm.*: the results go to `results_port`, else the target's;
+    reads (rfm.*: the accelerator; the results go to `results_port`, else the target's;
     with `coverage`, the gcov counters to the target's coverage port;
     the vCPUs it must find online and the kernel's preemption model, for
     its report), then `append`."""
@@ -111,6 +111,10 @@ def kernel_command_line(target, mode, accel, append="", icount=False, results_po
     return " ".join(a for a in (
         "console=%s" % target.console, KERNEL_ARGS, clock, target.kernel_args,
         "rfm.mode=%s rfm.target=%s rfm.cpus=%d" % (mode, target.name, cpus),
+        # What emulates the guest, for a case that must tell an emulator's
+        # defect from the kernel's (rfm_race.h); not in -icount boots,
+        # whose instruction counts are the bench's
+        "rfm.accel=%s" % accel if not icount else "",
         "rfm.preempt=%s" % preempt if preempt else "",
         "rfm.results=/dev/%s" % (results_port or target.results_port),
         "rfm.coverage=/dev/%s" % target.coverage_port if coverage else "", append) if a)

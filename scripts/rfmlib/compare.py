@@ -28,6 +28,9 @@ from .targets import (CONTROL, HARDENING_CPU_FLAGS, REFERENCE, TARGETS, comparis
 from .ktap import FAIL, PASS, SKIP, ERROR, MISS
 
 NA = "-"   # the case is not built for this target's word size
+# The boot status of a kernel never booted on a target whose ABI it lacks
+# (targets.ABIS_REMOVED): every cell of it is NA, with the reason.
+ABSENT = "no such ABI"
 
 # Cases of another suite (mainline's selftests) that are wrong on some
 # targets, on every kernel: `case@target-glob  reason` lines. The test's
@@ -146,6 +149,8 @@ def _beyond_machine(target_name, case):
 
 
 def _cell(run, key, cases=None):
+    if run.boot_status == ABSENT:
+        return {"status": NA, "reason": run.detail, "obs": {}, "diag": []}
     case = (cases if cases is not None else run.run.cases()).get(key)
     if case is not None and _beyond_machine(run.target, case):
         return {"status": NA, "reason": _beyond_machine(run.target, case),
@@ -265,7 +270,9 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
         for target in targets:
             cell = _cell_or_program_miss(other_rows, key, target)
             theirs = _cell_or_program_miss(ref_rows, key, target)
-            if (cell or theirs)["status"] == NA:
+            # Not built on one side (or a kernel without the ABI): nothing
+            # to compare; both kernels run the same programs otherwise.
+            if NA in ((cell or {}).get("status"), (theirs or {}).get("status")):
                 continue
             if MISS in ((cell or {}).get("status"), (theirs or {}).get("status")):
                 # One side did not run: neither a match nor a difference.
@@ -362,23 +369,35 @@ def _no_result(runs, rows_by_kernel, kernel, case, target):
 RACE = "[race]"
 
 
-def _expected_failure(rules, row):
-    """The reason a reference's row fails as its deviations file says, or
-    None. Where a line names the case it must fail (or be skipped, or not
-    be built), and pass elsewhere; a fix for a race ("[race]" in its reason) may pass
+def _expected_failure(rules, row, defects=()):
+    """The reason a row fails as a deviations file (`rules`) or
+    tests/test-defects.txt (`defects`) says, or None. Where a deviation
+    names the case it must fail (or be skipped, or not be built), and
+    pass elsewhere; a fix for a race ("[race]" in its reason) may pass
     too: without it the case fails only where the race went the wrong
-    way, so any mix of passing and failing targets is expected."""
-    reasons = {t: deviation(rules, row["case"], t) for t in row["cells"]}
+    way, so any mix of passing and failing targets is expected. Where a
+    test's defect names it, it must fail (or not be built), and fail
+    somewhere: a defect that shows nowhere is no reason."""
+    reasons, defective = {}, set()
+    for t in row["cells"]:
+        reasons[t] = deviation(rules, row["case"], t)
+        if not reasons[t] and defects:
+            reasons[t] = deviation(defects, row["case"], t)
+            if reasons[t]:
+                defective.add(t)
     if not any(reasons.values()):
         return None
     for t, cell in row["cells"].items():
         why = reasons[t]
         # A case that cannot run there (SKIP: what it needs is absent) is
         # no pass either.
-        allowed = ((FAIL, SKIP, NA, PASS) if why.startswith(RACE) else (FAIL, SKIP, NA)) \
+        allowed = (FAIL, NA) if t in defective else \
+            ((FAIL, SKIP, NA, PASS) if why.startswith(RACE) else (FAIL, SKIP, NA)) \
             if why else (PASS, SKIP, NA)
         if cell["status"] not in allowed:
             return None
+    if defective and not any(row["cells"][t]["status"] == FAIL for t in defective):
+        return None
     return next(r for r in reasons.values() if r)
 
 
@@ -457,7 +476,7 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
                               "console_status": console_status(run),
                               "problems": run.run.problems,
                               "foreign_lines": run.run.foreign_lines}
-            if run.boot_status != "complete":
+            if run.boot_status not in ("complete", ABSENT):
                 incomplete.append("%s/%s: guest %s%s" % (
                     kernel, t.name, run.boot_status,
                     ": %s" % run.detail if run.detail else ""))
@@ -477,13 +496,12 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
             # What a reference lacks of the subjects (a fix, a new ABI):
             # its failure is expected where its deviations file names the
             # case, with the reason it gives; so is a test's own defect.
-            named = next(((rules, why) for rules in (deviations.get(kernel, ()), defects)
-                          for why in [_expected_failure(rules, row)] if why), None)
-            if named:
-                rules, reason = named
+            rules = deviations.get(kernel, ())
+            reason = _expected_failure(rules, row, defects)
+            if reason:
                 row["expected_failure"] = reason
                 row["verdict"] = "expected to fail %s: %s" % (
-                    _where_named(rules, row), reason.split(":")[0])
+                    _where_named(list(rules) + defects, row), reason.split(":")[0])
                 continue
             if row["agree"] is False:
                 (incomplete if row["verdict"].startswith("incomplete")

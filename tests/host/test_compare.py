@@ -497,6 +497,42 @@ class ExitStatus(unittest.TestCase):
                              control=util.CONTROL)
             self.assertEqual(s["exit_status"], 1)
 
+    def test_a_defect_and_a_deviation_share_one_row(self):
+        # mainline's selftest row: a deviation on one target (no COMPAT),
+        # the test's defect on another (big-endian), a pass on the third.
+        fail = {t: util.edited(t, "complete/" + t, "ok 3 death_one_lock",
+                               "not ok 3 death_one_lock") for t in ("x86_64", "i386")}
+        rule = [("smoke.death_one_lock@x86_64", "kept: no COMPAT")]
+        with mock.patch.object(compare, "TEST_DEFECTS", self.defects(
+                "smoke.death_one_lock@i386\tassumes little-endian\n")):
+            s = self.summary(util.check_matrix(series={"i386": fail["i386"]}, stock=fail),
+                             kernels=("series", "stock", "baseline"),
+                             control=util.CONTROL, deviations=rule)
+            self.assertEqual((s["exit_status"], s["failures"]), (0, []))
+
+    def test_a_defect_that_only_skips_is_no_reason(self):
+        skipped = {t: util.edited(t, "complete/" + t, "ok 3 death_one_lock",
+                                  "ok 3 death_one_lock # SKIP not here")
+                   for t in util.TARGET_NAMES}
+        with mock.patch.object(compare, "TEST_DEFECTS", self.defects(
+                "smoke.death_one_lock@i386\tassumes little-endian\n")):
+            m = util.matrix({"series": skipped}, kernels=("series",))
+        row = util.rows_by_case(m["kernels"]["series"]["cases"])["smoke.death_one_lock"]
+        self.assertIsNone(row.get("expected_failure"))
+
+    def test_a_kernel_without_the_abi_is_a_column_of_dashes(self):
+        # targets.ABIS_REMOVED: never booted there; every cell "-", with
+        # why; neither incomplete nor a difference from the series.
+        runs = util.check_matrix()
+        runs["stock"]["i386"] = util.guest_run_from_text("i386", "", boot=compare.ABSENT,
+                                                         programs=())
+        runs["stock"]["i386"].detail = "no such ABI here"
+        m = util.matrix(runs, kernels=("series", "stock", "baseline"), control=util.CONTROL)
+        self.assertEqual((m["summary"]["exit_status"], m["summary"]["incomplete"]), (0, []))
+        row = util.rows_by_case(m["kernels"]["stock"]["cases"])["smoke.death_one_lock"]
+        self.assertEqual((row["cells"]["i386"]["status"], row["cells"]["i386"]["reason"]),
+                         (NA, "no such ABI here"))
+
     def defects(self, text):
         path = Path(tempfile.mkdtemp()) / "test-defects.txt"
         path.write_text(text)

@@ -258,9 +258,10 @@ def compare_targets(runs_by_target, targets):
     return rows
 
 
-def compare_kernels(rows_by_kernel, ref, other, deviations):
+def compare_kernels(rows_by_kernel, ref, other, deviations, absent=frozenset()):
     """A subject (`other`) vs a reference (`ref`): per target and case,
-    status and observations."""
+    status and observations; not where either kernel is `absent`
+    ((kernel, target) pairs never booted: no such ABI)."""
     out = []
     ref_rows = {r["case"]: r for r in rows_by_kernel.get(ref, [])}
     other_rows = {r["case"]: r for r in rows_by_kernel.get(other, [])}
@@ -268,6 +269,8 @@ def compare_kernels(rows_by_kernel, ref, other, deviations):
         mine, base = other_rows.get(key), ref_rows.get(key)
         targets = (mine or base)["cells"]
         for target in targets:
+            if (ref, target) in absent or (other, target) in absent:
+                continue
             cell = _cell_or_program_miss(other_rows, key, target)
             theirs = _cell_or_program_miss(ref_rows, key, target)
             # Not built on one side (or a kernel without the ABI): nothing
@@ -446,6 +449,8 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
     failures, incomplete = [], []
     rows_by_kernel = {}
     controls = [k for k in kernels if role(k) == CONTROL]
+    absent = {(k, t) for k, by_target in runs.items() for t, r in by_target.items()
+              if r.boot_status == ABSENT}
     defects = [(glob, TEST_DEFECT + why) for glob, why in load_rules(TEST_DEFECTS)]
     for kernel in kernels:
         if kernel in unavailable:
@@ -514,7 +519,8 @@ def build_matrix(runs, targets, kernels, deviations=None, control=(),
     for cmp in comparisons(tuple(rows_by_kernel)):
         cmp_rows = compare_kernels(rows_by_kernel, cmp.reference, cmp.subject,
                                    deviations.get((cmp.subject, cmp.reference),
-                                                  deviations.get(cmp.reference, ())))
+                                                  deviations.get(cmp.reference, ())),
+                                   absent)
         for c in cmp_rows:
             c.update(subject=cmp.subject, reference=cmp.reference)
         matrix["comparisons"].append({"subject": cmp.subject, "reference": cmp.reference,

@@ -19,7 +19,7 @@ import hashlib
 import re
 
 from . import knobs
-from .compare import NA
+from .compare import ABSENT, NA
 from .ktap import ERROR, FAIL, MISS, PASS, SKIP
 from .log import Fatal
 from .targets import CONTROL, KERNEL_CONFIGS, KERNEL_VARIANTS, TARGETS, role
@@ -34,9 +34,11 @@ CASE_STATUS = {PASS: "PASS", FAIL: "FAIL", SKIP: "SKIP", ERROR: "ERROR",
                MISS: "MISS", NA: "SKIP"}
 # How a guest ended (the "(guest run)" row). A guest that did not finish
 # leaves the kernel's state unknown: ERROR; one QEMU could not run, or
-# that no shard ran, never ran: MISS.
+# that no shard ran, never ran: MISS; one never booted because the kernel
+# has no such ABI was not applicable: SKIP.
 GUEST_STATUS = {"complete": PASS, "incomplete": ERROR, "timeout": ERROR,
-                "boot-timeout": ERROR, "qemu-error": MISS, "not run": MISS}
+                "boot-timeout": ERROR, "qemu-error": MISS, "not run": MISS,
+                ABSENT: SKIP}
 # The console: trouble (panic, oops, warning, lockdep, KASAN) is FAIL;
 # clean is PASS only for a guest that ran to the end: one that stopped
 # early was not seen whole (MISS).

@@ -49,6 +49,8 @@ def matrix_run(kernels, targets, extra, out=None):
     progress("boot", "%d guest(s), %s, up to %d at a time" % (
         len(guests), backend.accel, backend.jobs))
     runs = boot_all(backend, guests)
+    for k, absent in p.absent_runs(out).items():
+        runs.setdefault(k, {}).update(absent)
     meta = run_meta(backend.accel, p.described, extra)
     meta["program_timeout"] = timeout
     meta["libc"] = {t.name: guest.libc_used(t.user, libc) for t in targets}

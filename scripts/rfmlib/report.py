@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from . import kcidb
 from .tables import table_lines
-from .compare import NA
+from .compare import ABSENT, NA
 from .targets import CONTROL, role
 
 STATUS_SHOWN = {"PASS": "PASS", "FAIL": "FAIL", "SKIP": "skip", "ERROR": "ERROR",
@@ -166,7 +166,8 @@ def render_junit(matrix):
             s = suite("%s.%s" % (kernel, t))
             g = k["guests"][t]
             case(s, "%s.%s" % (kernel, t), "(guest run)",
-                 "PASS" if g["boot"] == "complete" else "ERROR", g.get("detail", "") or g["boot"])
+                 "PASS" if g["boot"] == "complete" else "SKIP" if g["boot"] == ABSENT
+                 else "ERROR", g.get("detail", "") or g["boot"])
             console = g.get("console_status", "clean" if g["boot"] == "complete" else "no-log")
             case(s, "%s.%s" % (kernel, t), "(console)",
                  "FAIL" if g.get("console") else "PASS" if console == "clean" else "SKIP",

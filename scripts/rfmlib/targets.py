@@ -667,10 +667,14 @@ ABIS_REMOVED = {
 }
 
 
+def tree_lacks_abi(tree, userland):
+    """Why the Debian tree `tree` has no `userland` ABI, or None."""
+    return ABIS_REMOVED.get(tree, {}).get(userland)
+
+
 def variant_lacks_abi(kernel, target):
     """Why `kernel` cannot run `target`'s user space, or None."""
-    tree = KERNEL_VARIANTS[kernel].get("tree")
-    return ABIS_REMOVED.get(tree, {}).get(target.userland)
+    return tree_lacks_abi(KERNEL_VARIANTS[kernel].get("tree"), target.userland)
 
 
 def has_series(kernel):

@@ -1835,6 +1835,7 @@ static int owner_misaligned_futex(void *arg)
 	return owner_with_bad_entry(a, (struct robust_list *)odd);
 }
 
+#if RFM_HAS_KERNEL_ADDRESS
 static int owner_kernel_address(void *arg)
 {
 	/* Above TASK_SIZE for the x86_64 kernel; on i386 (3G/1G) and for
@@ -1843,6 +1844,7 @@ static int owner_kernel_address(void *arg)
 				    (uintptr_t)0xffff880000000000ULL :
 				    (uintptr_t)0xc0001000UL));
 }
+#endif
 
 static int walk_stops_at_bad_entry(int (*owner)(void *), struct arena *a)
 {
@@ -1877,10 +1879,12 @@ static int death_stops_at_misaligned_futex(void)
 	return RFM_PASS;
 }
 
+#if RFM_HAS_KERNEL_ADDRESS
 static int death_stops_at_kernel_address(void)
 {
 	return walk_stops_at_bad_entry(owner_kernel_address, arena_new());
 }
+#endif
 
 static int owner_cycle_skipping_head(void *arg)
 {
@@ -2299,7 +2303,9 @@ static const struct rfm_case cases[] = {
 	RFM_CASE(death_cycle_skipping_head),
 	RFM_CASE(death_stops_at_unmapped_next),
 	RFM_CASE(death_stops_at_misaligned_futex),
+#if RFM_HAS_KERNEL_ADDRESS
 	RFM_CASE(death_stops_at_kernel_address),
+#endif
 	RFM_CASE(death_link_at_page_end),
 	RFM_CASE(death_next_link_unreadable),
 	RFM_CASE(death_word_at_page_end),

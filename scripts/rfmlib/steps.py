@@ -177,7 +177,7 @@ def _smp_side(name, targets, minutes):
                          ("RFM_OUT", "{out}/mutate")))), minutes)
 
 
-def _more_side(name, about, abis, targets, *more, also=""):
+def _more_side(name, about, abis, targets, *more, also="", minutes=None):
     """A kernel config beyond x86 and ARM (make check-more): the ABI gate
     of its ABIs, series, stock and the negative control, then `more`
     steps (`also` says what they add)."""
@@ -186,7 +186,7 @@ def _more_side(name, about, abis, targets, *more, also=""):
         Step("abi-" + name, "abi", "the ABI gate: " + abis,
              (("TARGETS", targets), ("RFM_OUT", "{out}"))),
         _matrix("matrix-check", "series, stock and the negative control",
-                "series,stock,baseline", targets)) + more, None)
+                "series,stock,baseline", targets)) + more, minutes)
 
 
 # The mutants of tests/mutants that only a big-endian compat target can
@@ -223,7 +223,7 @@ SCHEDULE = (
                   ("RFM_OUT", "{out}"))),
             Step("sparse", "sparse", "sparse on the series' C files against stock",
                  (("TARGETS", X86),))), 28),
-    _mainline_side("mainline-x86", X86, None, Step(
+    _mainline_side("mainline-x86", X86, 29, Step(
         "mutate-upstream", "mutate", "the mutants of the mails (tests/mutants-upstream)",
         (("MUTANTS", "tests/mutants-upstream"), ("TARGETS", "x86_64,x86_64-ia32,x86_64-x32"),
          ("SELFTESTS", "robust"), ("RFM_OUT", "{out}/upstream")))),
@@ -239,23 +239,23 @@ SCHEDULE = (
                     "selftests", "series,stock,mainline", "x86_64-noia32"),
             Step("mutate-noia32", "mutate", "LIST32 refused without CONFIG_COMPAT",
                  (("MUTANT", "unlock-list32-refused-without-compat"),
-                  ("TARGETS", "x86_64-noia32"), ("RFM_OUT", "{out}")))), None),
+                  ("TARGETS", "x86_64-noia32"), ("RFM_OUT", "{out}")))), 22),
     _smp_side("smp-x86", X86, None),
     _debug_side("debug-x86", X86, None),
     Job("arm-abi", "the ABI gate of AAPCS64 and EABI", (
         Step("abi-arm", "abi", "the ABI gate: AAPCS64, EABI", (("TARGETS", "arm"),
-                                                                ("RFM_OUT", "{out}"))),), None),
+                                                                ("RFM_OUT", "{out}"))),), 1),
     _arm_side("arm64", ARM64, 21),
     _mainline_side("mainline-arm64", ARM64, None),
     _smp_side("smp-arm64", ARM64, None),
     _debug_side("debug-arm64", ARM64, None),
-    _arm_side("armhf", ARMHF, None),
+    _arm_side("armhf", ARMHF, 20),
     _mainline_side("mainline-armhf", ARMHF, None),
     _smp_side("smp-armhf", ARMHF, None),
     _debug_side("debug-armhf", ARMHF, None),
     # make check-more: the targets beyond x86 and ARM (docs/mips.md).
     _more_side("mips", "the little-endian MIPS targets (n64, n32, o32 on one kernel)",
-               "n64, n32, o32", MIPS_LE),
+               "n64, n32, o32", MIPS_LE, minutes=31),
     _more_side("mips-be", "the big-endian MIPS targets (n64, n32, o32 on one kernel)",
                "n64, n32, o32 (big-endian)", MIPS_BE),
     _more_side("ppc", "the big-endian ppc64 targets (ppc64 and 32-bit PowerPC on one "
